@@ -14,10 +14,11 @@ using topo::NodeKind;
 std::string summary_text(const topo::Summary& s, const std::string& source) {
   std::ostringstream o;
   auto row = [&](const char* label, const std::string& value) { o << "  " << label << value << "\n"; };
-  o << "cluster " << s.name << " (" << source << "): " << to_string(s.kind) << " Clos, " << s.tiers
+  o << "cluster " << s.name << " (" << source << "): "
+    << (s.kind == topo::FabricKind::kClos ? "conventional" : "rail-optimized") << " Clos, " << s.tiers
     << (s.tiers == 1 ? " tier" : " tiers") << ", " << s.planes << (s.planes == 1 ? " plane" : " planes") << "\n";
   row("servers           ", with_commas(s.servers) + " × " + std::to_string(s.accelerators / s.servers) +
-                              " accelerators = " + with_commas(s.accelerators) + " accelerators");
+                              " = " + with_commas(s.accelerators) + " accelerators");
   row("NICs              ", with_commas(s.nics) + " (" + std::to_string(s.nics / s.servers) + " per server" +
                               (s.nic_ports > 1 ? ", " + std::to_string(s.nic_ports) + " ports each" : "") +
                               ") on " + std::to_string(s.rails) + (s.rails == 1 ? " rail" : " rails"));

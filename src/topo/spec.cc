@@ -189,8 +189,8 @@ std::vector<SpecIssue> validate(const ClusterSpec& spec) {
   c.check(spec.servers >= 1 && spec.servers <= kMaxServers, "servers",
           "expected 1 to " + n(kMaxServers) + " servers");
   check_server(c, spec.server);
-  if (c.clean()) check_fabric(c, spec);
   if (c.clean()) check_size(c, spec);
+  if (c.clean()) check_fabric(c, spec);
   if (spec.frontend) check_frontend(c, *spec.frontend);
   return c.take();
 }

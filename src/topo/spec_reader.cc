@@ -72,7 +72,7 @@ class Section {
  public:
   Section(Source& src, const YAML::Node& node, std::string path,
           std::initializer_list<const char*> known)
-      : src_(src), path_(std::move(path)) {
+      : src_(src), path_(std::move(path)), mark_(path_.empty() ? node.Mark() : src.mark_of(path_)) {
     if (!node.IsMap()) src_.fail(node.Mark(), path_, "expected a mapping, got " + describe(node));
     std::set<std::string> allowed(known.begin(), known.end());
     for (const auto& kv : node) {
@@ -96,7 +96,7 @@ class Section {
   void require(const std::string& key, const std::string& why) const {
     if (!has(key)) src_.fail(mark(), child(key), "missing field: " + why);
   }
-  YAML::Mark mark() const { return src_.mark_of(path_); }
+  YAML::Mark mark() const { return mark_; }
 
   void read(const std::string& key, uint32_t& out) const {
     if (has(key)) out = to_u32(node(key), child(key));
@@ -138,6 +138,7 @@ class Section {
 
   Source& src_;
   std::string path_;
+  YAML::Mark mark_;  // of the key that opens this section (of the document, at the top)
   std::map<std::string, YAML::Node> entries_;
 };
 
