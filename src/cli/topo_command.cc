@@ -60,7 +60,7 @@ void add_gen(CLI::App& topo, int& exit_code) {
   cmd->add_option("--rails", opts->rails, "NICs per server, NIC i on rail i")->capture_default_str();
   cmd->add_option("--nic-gbps", opts->nic_gbps, "bandwidth of one NIC, Gbit/s")->capture_default_str();
   cmd->add_option("--nic-ports", opts->nic_ports, "ports per NIC (2: dual-homed)")->capture_default_str();
-  cmd->add_option("--planes", opts->planes, "independent fabric planes (NIC port p on plane p)")->capture_default_str();
+  cmd->add_option("--planes", opts->planes, "independent fabric planes (NIC port p on plane p mod planes)")->capture_default_str();
   cmd->add_option("--kind", *kind, "rail-optimized or clos")
       ->check(CLI::IsMember({"rail-optimized", "clos"}))
       ->capture_default_str();

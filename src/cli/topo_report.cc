@@ -21,7 +21,9 @@ std::string summary_text(const topo::Summary& s, const std::string& source) {
                               " = " + with_commas(s.accelerators) + " accelerators");
   row("NICs              ", with_commas(s.nics) + " (" + std::to_string(s.nics / s.servers) + " per server" +
                               (s.nic_ports > 1 ? ", " + std::to_string(s.nic_ports) + " ports each" : "") +
-                              ") on " + std::to_string(s.rails) + (s.rails == 1 ? " rail" : " rails"));
+                              ")" + (s.kind == topo::FabricKind::kRailOptimized
+                                         ? " on " + std::to_string(s.rails) + (s.rails == 1 ? " rail" : " rails")
+                                         : ""));
   row("per server        ", bandwidth(s.server_gbps) + " back-end");
   for (const topo::TierSummary& t : s.tiers_detail)
     row(t.name == "tor" ? "ToR switches      " : t.name == "agg" ? "agg switches      " : "core switches     ",
@@ -40,8 +42,10 @@ std::string summary_text(const topo::Summary& s, const std::string& source) {
                               trimmed(s.host_gbps > 0 ? 100 * 2 * s.bisection_gbps / s.host_gbps : 0, 3) +
                               " % of full)");
   if (s.ecmp_paths)
-    row("ECMP              ", with_commas(s.ecmp_paths) + " equal-cost paths across " +
-                              std::to_string(s.ecmp_switches) + " switches between the farthest servers on one rail" +
+    row("ECMP              ", with_commas(s.ecmp_paths) + (s.ecmp_paths == 1 ? " path" : " equal-cost paths") +
+                              " across " + std::to_string(s.ecmp_switches) +
+                              (s.ecmp_switches == 1 ? " switch" : " switches") + " between the farthest servers" +
+                              (s.kind == topo::FabricKind::kRailOptimized ? " on one rail" : "") +
                               (s.ecmp_link_paths != s.ecmp_paths ? " (" + with_commas(s.ecmp_link_paths) + " counting parallel links)" : ""));
   if (s.front_tors)
     row("front-end         ", with_commas(s.front_tors) + " ToRs, " + bandwidth(s.front_server_gbps) +
@@ -80,6 +84,13 @@ std::string summary_json(const topo::Summary& s, const std::string& source) {
 
 namespace {
 
+// The first ToR a NIC is cabled to.
+NodeId tor_of(const Fabric& f, NodeId nic) {
+  for (topo::LinkId l : f.links_of(nic))
+    if (f.node(f.other_end(l, nic)).kind == NodeKind::kTor) return f.other_end(l, nic);
+  return nic;  // unreachable: every NIC port is cabled
+}
+
 // Why two accelerators are, or are not, one ToR hop apart, in a network engineer's words.
 std::string reason(const Fabric& f, NodeId a, NodeId b, const topo::PathSet& p) {
   if (f.node(a).group == f.node(b).group) return "same server: the intra-server switch joins them, no NIC involved";
@@ -88,12 +99,12 @@ std::string reason(const Fabric& f, NodeId a, NodeId b, const topo::PathSet& p) 
   std::string nics = f.name(a) + " sends through " + f.name(na) + " (rail " + std::to_string(ra) + "), " +
                      f.name(b) + " through " + f.name(nb) + " (rail " + std::to_string(rb) + ")";
   if (p.switches == 1) return "one ToR hop: " + nics + ", and both NICs reach the same ToR";
-  const std::vector<NodeId>& path = p.examples.front();
-  std::string tors = f.name(path[2]) + " and " + f.name(path[path.size() - 3]);
+  NodeId ta = tor_of(f, na), tb = tor_of(f, nb);
+  std::string tors = f.name(ta) + " and " + f.name(tb);
   if (f.spec().fabric.kind == topo::FabricKind::kRailOptimized && ra != rb)
     return "different rails: " + nics + "; each rail has its own ToR (" + tors +
            "), so the path climbs to a higher tier to cross between rails";
-  if (f.node(path[2]).group != f.node(path[path.size() - 3]).group)
+  if (f.node(ta).group != f.node(tb).group)
     return "different segments: " + nics + "; the servers' ToRs (" + tors + ") meet only at a higher tier";
   return nics + "; their ToRs (" + tors + ") meet only at a higher tier";
 }

@@ -16,6 +16,13 @@ uint32_t smallest_divisor(uint32_t total, Need need) {
   return 0;
 }
 
+// What the options asked for, if it can be built; else why not, in the spec's words.
+Result<ClusterSpec> checked(const ClusterSpec& spec) {
+  std::vector<SpecIssue> issues = validate(spec);
+  if (issues.empty()) return spec;
+  return Error{"cannot build that (" + issues.front().field + ": " + issues.front().message + ")"};
+}
+
 }  // namespace
 
 Result<ClusterSpec> generate(const GenOptions& o) {
@@ -56,10 +63,7 @@ Result<ClusterSpec> generate(const GenOptions& o) {
 
   uint32_t tiers = o.tiers;
   if (tiers == 0) tiers = d.tors_per_plane == 1 ? 1 : d.tors_per_plane <= o.radix ? 2 : 3;
-  if (tiers == 1) {
-    if (d.segments > 1) return Error{n(spec.servers) + " servers need " + n(d.segments) + " segments: more than one tier"};
-    return spec;
-  }
+  if (tiers == 1) return checked(spec);
 
   uint32_t uplinks = uplinks_for_ratio(tor_down_gbps(spec), port_gbps, o.oversubscription, 1);
   AggTier agg;
@@ -92,9 +96,7 @@ Result<ClusterSpec> generate(const GenOptions& o) {
                    " reaches: use a larger --radix or more --planes"};
     spec.fabric.core = CoreTier{o.radix, per_group * agg.count, {port_gbps, 1000}};
   }
-  if (std::vector<SpecIssue> issues = validate(spec); !issues.empty())
-    return Error{"generated spec is invalid (" + issues.front().field + ": " + issues.front().message + ")"};
-  return spec;
+  return checked(spec);
 }
 
 ClusterSpec default_spec() { return generate(GenOptions{}).value(); }

@@ -100,17 +100,19 @@ void describe_first(const Fabric& f, PathSet& p) {
 }  // namespace
 
 Result<PathSet> equal_cost_paths(const Fabric& f, NodeId a, NodeId b, size_t max_examples) {
-  for (NodeId id : {a, b})
-    if (id >= f.node_count() || f.node(id).kind != NodeKind::kAccelerator)
-      return Error{"node " + std::to_string(id) + " is not an accelerator"};
+  for (NodeId id : {a, b}) {
+    if (id >= f.node_count()) return Error{"node id " + std::to_string(id) + " is out of range"};
+    if (f.node(id).kind != NodeKind::kAccelerator) return Error{f.name(id) + " is not an accelerator"};
+  }
   if (a == b) return Error{"a path needs two different accelerators (both are " + f.name(a) + ")"};
 
   PathSet p;
   if (f.node(a).group == f.node(b).group) {  // one server: across its intra-server switch
     p.links = 2;
     p.paths = p.link_paths = 1;
-    if (max_examples) p.examples.push_back({a, f.intra_switch(f.node(a).group), b});
+    p.examples.push_back({a, f.intra_switch(f.node(a).group), b});
     describe_first(f, p);
+    p.examples.resize(std::min<size_t>(1, max_examples));
     return p;
   }
   Search s = search(f, a, b);
@@ -121,8 +123,9 @@ Result<PathSet> equal_cost_paths(const Fabric& f, NodeId a, NodeId b, size_t max
   p.paths = s.paths[b];
   p.link_paths = s.link_paths[b];
   std::vector<NodeId> suffix{b};
-  if (max_examples) collect(f, s, a, suffix, max_examples, p.examples);
-  describe_first(f, p);
+  collect(f, s, a, suffix, std::max<size_t>(1, max_examples), p.examples);
+  describe_first(f, p);  // from the first path, so it needs one even when none were asked for
+  p.examples.resize(std::min(p.examples.size(), max_examples));
   return p;
 }
 

@@ -45,6 +45,22 @@ class Checker {
 
 std::string n(uint64_t v) { return std::to_string(v); }
 
+// Names appear in messages, node names and files other tools read: printable ASCII.
+bool printable(const std::string& s) {
+  return std::all_of(s.begin(), s.end(), [](char ch) { return ch >= 0x20 && ch <= 0x7e; });
+}
+
+// NIC names become node names ("srv3/mlx5_0"): they must not look like another node's.
+bool device_name(const std::string& s) {
+  if (s.empty() || s == "nvswitch" || s == "cpu" || s == "fe-nic") return false;
+  if (s.size() > 3 && s.starts_with("gpu") &&
+      std::all_of(s.begin() + 3, s.end(), [](char ch) { return std::isdigit(static_cast<unsigned char>(ch)); }))
+    return false;
+  return std::all_of(s.begin(), s.end(), [](char ch) {
+    return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-' || ch == '.' || ch == ':';
+  });
+}
+
 void check_link(Checker& c, const LinkSpec& link, const std::string& field) {
   c.check(std::isfinite(link.gbps) && link.gbps > 0, field + ".gbps",
           "expected a bandwidth above 0 Gbit/s");
@@ -61,7 +77,9 @@ void check_server(Checker& c, const ServerSpec& s) {
   for (size_t i = 0; i < s.nics.size(); ++i) {
     const NicSpec& nic = s.nics[i];
     std::string field = "server.nics[" + n(i) + "]";
-    c.check(!nic.name.empty(), field + ".name", "expected a non-empty device name");
+    c.check(device_name(nic.name), field + ".name",
+            "expected a device name of letters, digits, '_', '-', '.' or ':' (e.g. mlx5_0), "
+            "other than gpu<N>, nvswitch, cpu and fe-nic, got \"" + nic.name + "\"");
     auto [it, fresh] = names.emplace(nic.name, i);
     c.check(fresh, field + ".name",
             "duplicate NIC name \"" + nic.name + "\" (also server.nics[" + n(it->second) + "])");
@@ -176,6 +194,8 @@ void check_size(Checker& c, const ClusterSpec& spec) {
   uint64_t per_server = uint64_t{s.accelerators} * 2 + s.nics.size() * (1 + s.nic_ports) + 4;
   uint64_t fabric = uint64_t{spec.fabric.planes} * d.tors_per_plane * (1 + spec.fabric.tor.uplinks);
   if (spec.fabric.agg) fabric += uint64_t{spec.fabric.planes} * d.pods * spec.fabric.agg->count * (1 + spec.fabric.agg->uplinks);
+  if (spec.fabric.core) fabric += uint64_t{spec.fabric.planes} * spec.fabric.core->count;
+  if (spec.frontend) per_server += 4;
   uint64_t total = uint64_t{spec.servers} * per_server + fabric;
   c.check(total <= kMaxGraphElements, "servers",
           "the fabric would have about " + n(total) + " nodes and links; the limit is " + n(kMaxGraphElements));
@@ -185,7 +205,8 @@ void check_size(Checker& c, const ClusterSpec& spec) {
 
 std::vector<SpecIssue> validate(const ClusterSpec& spec) {
   Checker c;
-  c.check(!spec.name.empty(), "name", "expected a non-empty cluster name");
+  c.check(!spec.name.empty() && printable(spec.name), "name",
+          "expected a non-empty cluster name of printable ASCII characters");
   c.check(spec.servers >= 1 && spec.servers <= kMaxServers, "servers",
           "expected 1 to " + n(kMaxServers) + " servers");
   check_server(c, spec.server);

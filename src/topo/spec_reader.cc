@@ -271,6 +271,12 @@ void read_fabric(const Section& parent, ClusterSpec& spec) {
     read_link(core, "link", c.link);
     out.core = c;
   }
+  if (tor_ratio && !out.agg)
+    src.fail(src.mark_of("fabric.tor.oversubscription"), "fabric.tor.oversubscription",
+             "needs an aggregation tier (fabric.agg) for the uplinks to reach");
+  if (agg_ratio && !out.core)
+    src.fail(src.mark_of("fabric.agg.oversubscription"), "fabric.agg.oversubscription",
+             "needs a core tier (fabric.core) for the uplinks to reach");
   // Ratios become uplink counts once every speed they depend on is known.
   if (tor_ratio && out.agg && out.agg->count > 0 && out.agg->link.gbps > 0 && out.tor.servers > 0)
     out.tor.uplinks = uplinks_for_ratio(tor_down_gbps(spec), out.agg->link.gbps, *tor_ratio,

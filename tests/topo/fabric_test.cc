@@ -142,7 +142,7 @@ TEST(Fabric, EveryNameFindsItsNode) {
     for (NodeId id = 0; id < f.node_count(); ++id) {
       std::string name = f.name(id);
       EXPECT_TRUE(names.insert(name).second) << "duplicate " << name;
-      if (id % 97 == 0 || f.node(id).kind != NodeKind::kAccelerator) {
+      if (id % 13 == 0 || f.node(id).kind == NodeKind::kCore) {  // find() scans: sample
         Result<NodeId> found = f.find(name);
         ASSERT_TRUE(found.ok()) << name;
         EXPECT_EQ(*found, id) << name;

@@ -87,6 +87,14 @@ TEST(Generate, RefusesWhatCannotBeBuilt) {
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().message.find("radix"), std::string::npos) << s.error().message;
   o = GenOptions{};
+  o.gpus = 64;
+  o.kind = FabricKind::kClos;
+  o.nic_ports = 2;
+  o.tiers = 1;  // a dual-homed server's two ToRs need a tier above them
+  s = generate(o);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().message.find("fabric.agg"), std::string::npos) << s.error().message;
+  o = GenOptions{};
   o.oversubscription = 0.5;
   EXPECT_FALSE(generate(o).ok());
 }

@@ -84,6 +84,8 @@ TEST(Paths, ParallelLinksAreCountedApart) {
   EXPECT_EQ(p->paths, 8u);
   EXPECT_EQ(p->link_paths, 8u * 8 * 8);
   EXPECT_TRUE(p->examples.empty());
+  EXPECT_EQ(p->switches, 3u) << "described even when no example path is kept";
+  EXPECT_EQ(p->latency_ns, 2 * 100u + 2 * 500 + 2 * 1000);
 }
 
 TEST(Paths, SameServerMeetsAtTheIntraSwitch) {
@@ -111,7 +113,9 @@ fabric: {kind: rail-optimized, tor: {ports: 8, servers: 4}}
 TEST(Paths, BadEndpointsAreErrors) {
   Fabric f = build(default_spec());
   EXPECT_FALSE(equal_cost_paths(f, f.accelerator(0, 0), f.accelerator(0, 0)).ok());
-  EXPECT_FALSE(equal_cost_paths(f, f.accelerator(0, 0), f.nic(1, 0)).ok());
+  Result<PathSet> to_nic = equal_cost_paths(f, f.accelerator(0, 0), f.nic(1, 0));
+  ASSERT_FALSE(to_nic.ok());
+  EXPECT_EQ(to_nic.error().message, "srv1/nic0 is not an accelerator");
   EXPECT_FALSE(equal_cost_paths(f, f.accelerator(0, 0), NodeId(f.node_count())).ok());
 }
 

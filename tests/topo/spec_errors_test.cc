@@ -133,6 +133,17 @@ server:
   nics: [{rail: 0, gbps: 400}]
 fabric: {kind: clos, tor: {servers: 1}}
 )", "bad.yaml:3:3: server.nic_gbps: applies to the count form of server.nics only"},
+    {"OversubscriptionWithoutAggTier", R"(servers: 8
+fabric:
+  kind: clos
+  tor: {servers: 8, oversubscription: 2}
+)", "bad.yaml:4:21: fabric.tor.oversubscription: needs an aggregation tier (fabric.agg)"},
+    {"NicNamedLikeAnAccelerator", R"(servers: 1
+server:
+  accelerators: 1
+  nics: [{name: gpu0, rail: 0, gbps: 400}]
+fabric: {kind: clos, tor: {servers: 1}}
+)", "bad.yaml:4:11: server.nics[0].name: expected a device name of letters"},
     {"EmptyDocument", "# nothing here\n", "bad.yaml: empty document"},
     {"TopLevelList", "- servers: 8\n", "bad.yaml:1:1: expected a mapping, got a list"},
     {"AbsurdSize", R"(servers: 1000000

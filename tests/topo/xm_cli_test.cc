@@ -76,6 +76,10 @@ TEST_F(XmCli, PathExplainsRails) {
   ASSERT_EQ(same.exit_code, 0) << same.out;
   EXPECT_NE(same.out.find("one ToR hop"), std::string::npos) << same.out;
   EXPECT_NE(same.out.find("srv0/gpu2 -> srv0/nic2 -> tor-s0-r2 -> srv5/nic2 -> srv5/gpu2"), std::string::npos);
+  Outcome none = xm("topo path srv0/gpu2 srv100/gpu3 --max 0", dir_);
+  ASSERT_EQ(none.exit_code, 0) << none.out;
+  EXPECT_NE(none.out.find("different rails"), std::string::npos) << none.out;
+  EXPECT_NE(none.out.find("... and 8 more"), std::string::npos) << none.out;
   Outcome cross = xm("topo path srv0/gpu2 srv5/gpu3 --json", dir_);
   ASSERT_EQ(cross.exit_code, 0) << cross.out;
   EXPECT_NE(cross.out.find("\"one_tor_hop\": false"), std::string::npos) << cross.out;
