@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_fabrics.h"
+
 #include <set>
 
 #include "topo/generate.h"
@@ -11,17 +13,9 @@
 namespace xm::topo {
 namespace {
 
-Fabric build(const ClusterSpec& spec) {
-  Result<Fabric> f = build_fabric(spec);
-  EXPECT_TRUE(f.ok()) << (f ? "" : f.error().message);
-  return std::move(f).value();
-}
-
-Fabric example(const std::string& file) {
-  Result<ClusterSpec> spec = load_spec(std::string(XM_EXAMPLES_DIR) + "/" + file);
-  EXPECT_TRUE(spec.ok()) << (spec ? "" : spec.error().message);
-  return build(*spec);
-}
+using test_support::build;
+using test_support::example;
+using test_support::example_spec;
 
 size_t neighbours_of_kind(const Fabric& f, NodeId id, NodeKind kind) {
   size_t n = 0;

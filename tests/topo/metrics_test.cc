@@ -2,20 +2,20 @@
 
 #include <gtest/gtest.h>
 
+#include "test_fabrics.h"
+
 #include "topo/generate.h"
 #include "topo/spec_io.h"
 
 namespace xm::topo {
 namespace {
 
-Fabric build(const ClusterSpec& spec) {
-  Result<Fabric> f = build_fabric(spec);
-  EXPECT_TRUE(f.ok()) << (f ? "" : f.error().message);
-  return std::move(f).value();
-}
+using test_support::build;
+using test_support::example;
+using test_support::example_spec;
 
 TEST(Metrics, HpccFatTree) {
-  Summary s = summarize(build(load_spec(std::string(XM_EXAMPLES_DIR) + "/hpcc-fat-tree-320.yaml").value()));
+  Summary s = summarize(example("hpcc-fat-tree-320.yaml"));
   EXPECT_EQ(s.servers, 320u);
   EXPECT_EQ(s.tiers, 3u);
   EXPECT_DOUBLE_EQ(s.host_gbps, 32000);

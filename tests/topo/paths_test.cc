@@ -2,17 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include "test_fabrics.h"
+
 #include "topo/generate.h"
 #include "topo/spec_io.h"
 
 namespace xm::topo {
 namespace {
 
-Fabric build(const ClusterSpec& spec) {
-  Result<Fabric> f = build_fabric(spec);
-  EXPECT_TRUE(f.ok()) << (f ? "" : f.error().message);
-  return std::move(f).value();
-}
+using test_support::build;
+using test_support::example;
+using test_support::example_spec;
 
 std::vector<std::string> names(const Fabric& f, const std::vector<NodeId>& path) {
   std::vector<std::string> out;
@@ -66,7 +66,7 @@ TEST(Paths, ConventionalClosJoinsEveryNicOfASegment) {
 }
 
 TEST(Paths, HpccFatTreeCountsMatchTheStructure) {
-  Fabric f = build(load_spec(std::string(XM_EXAMPLES_DIR) + "/hpcc-fat-tree-320.yaml").value());
+  Fabric f = example("hpcc-fat-tree-320.yaml");
   // Same pod (ToRs 0 and 1): 4 aggs. Different pods: 4 aggs × 4 cores of each group.
   EXPECT_EQ(equal_cost_paths(f, f.accelerator(0, 0), f.accelerator(16, 0)).value().paths, 4u);
   Result<PathSet> far = equal_cost_paths(f, f.accelerator(0, 0), f.accelerator(319, 0));

@@ -2,16 +2,11 @@
 #include <gtest/gtest.h>
 
 #include "topo/generate.h"
+#include "test_fabrics.h"
 #include "topo/spec_io.h"
 
 namespace xm::topo {
 namespace {
-
-ClusterSpec load_example(const std::string& name) {
-  Result<ClusterSpec> spec = load_spec(std::string(XM_EXAMPLES_DIR) + "/" + name);
-  EXPECT_TRUE(spec.ok()) << (spec ? "" : spec.error().message);
-  return spec ? *spec : ClusterSpec{};
-}
 
 ClusterSpec odd_spec() {  // every optional part present, nothing uniform
   ClusterSpec s = default_spec();
@@ -38,7 +33,7 @@ class RoundTrip : public ::testing::TestWithParam<std::string> {
       o.gpus = 102400;
       return generate(o).value();
     }
-    return load_example(p);
+    return test_support::example_spec(p);
   }
 };
 
