@@ -1,6 +1,8 @@
 #include "cli/topo_command.h"
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <memory>
 
@@ -8,6 +10,7 @@
 #include "topo/generate.h"
 #include "topo/metrics.h"
 #include "topo/spec_io.h"
+#include "topo/traffic.h"
 
 namespace xm::cli {
 namespace {
@@ -153,15 +156,56 @@ void add_dot(CLI::App& topo, int& exit_code) {
   });
 }
 
+void add_traffic(CLI::App& topo, int& exit_code) {
+  auto choice = std::make_shared<SpecChoice>();
+  auto pattern = std::make_shared<std::string>();
+  auto matrix = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  CLI::App* cmd = topo.add_subcommand("traffic", "how much of a traffic matrix stays inside a server or a rail");
+  add_spec_option(cmd, *choice);
+  auto* p = cmd->add_option("--pattern", *pattern, "ring, rail-rings or all-to-all");
+  auto* m = cmd->add_option("--matrix", *matrix, "CSV of src,dst,bytes (accelerator names or indices)");
+  p->excludes(m);
+  cmd->add_flag("--json", *json, "print JSON for programs");
+  cmd->callback([=, &exit_code] {
+    if (pattern->empty() == matrix->empty()) {
+      std::cerr << "xm topo traffic: give one of --pattern or --matrix\n";
+      return void(exit_code = 2);
+    }
+    std::string source;
+    std::optional<topo::Fabric> f = load_fabric(*choice, source);
+    if (!f) return void(exit_code = 2);
+    Result<std::vector<topo::Demand>> demands = Error{""};
+    if (!pattern->empty()) {
+      Result<topo::Pattern> kind = topo::parse_pattern(*pattern);
+      demands = kind ? topo::pattern_demands(*f, *kind) : Result<std::vector<topo::Demand>>(kind.error());
+    } else {
+      std::ifstream in(*matrix, std::ios::binary);
+      std::stringstream text;
+      text << in.rdbuf();
+      demands = in ? topo::parse_traffic_csv(*f, text.str(), *matrix)
+                   : Result<std::vector<topo::Demand>>(Error{*matrix + ": cannot open the traffic matrix"});
+    }
+    if (!demands) {
+      std::cerr << "xm topo traffic: " << demands.error().message << "\n";
+      return void(exit_code = 2);
+    }
+    topo::TrafficShare share = topo::classify_traffic(*f, *demands);
+    std::string what = pattern->empty() ? *matrix : *pattern;
+    std::cout << (*json ? traffic_json(share, what, demands->size()) : traffic_text(share, what, source, demands->size()));
+  });
+}
+
 }  // namespace
 
 void add_topo_commands(CLI::App& app, int& exit_code) {
-  CLI::App* topo = app.add_subcommand("topo", "the cluster topology model: gen, show, path, dot");
+  CLI::App* topo = app.add_subcommand("topo", "the cluster topology model: gen, show, path, dot, traffic");
   topo->require_subcommand(1);
   add_gen(*topo, exit_code);
   add_show(*topo, exit_code);
   add_path(*topo, exit_code);
   add_dot(*topo, exit_code);
+  add_traffic(*topo, exit_code);
 }
 
 int print_default_summary() {

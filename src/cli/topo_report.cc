@@ -1,5 +1,6 @@
 #include "cli/topo_report.h"
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -146,6 +147,30 @@ std::string path_json(const Fabric& f, NodeId a, NodeId b, const topo::PathSet& 
     for (NodeId n : path) hops.push_back(f.name(n));
     j["examples"].push_back(hops);
   }
+  return j.dump(2) + "\n";
+}
+
+std::string traffic_text(const topo::TrafficShare& t, const std::string& what, const std::string& source,
+                         size_t demands) {
+  double total = t.intra_server + t.one_tor_hop + t.cross;
+  auto pct = [&](double part) { return trimmed(total > 0 ? 100 * part / total : 0, 3) + " %"; };
+  auto num = [](double v) { return v == std::floor(v) && v < 9e18 ? with_commas(uint64_t(v)) : trimmed(v, 6); };
+  std::ostringstream o;
+  o << "traffic " << what << " on " << source << ": " << with_commas(demands) << " demands, " << num(total) << " bytes\n";
+  o << "  inside a server        " << num(t.intra_server) << " (" << pct(t.intra_server) << ")\n";
+  o << "  one ToR hop            " << num(t.one_tor_hop) << " (" << pct(t.one_tor_hop) << ")\n";
+  o << "  above the ToRs         " << num(t.cross) << " (" << pct(t.cross) << ")\n";
+  o << "  network bytes kept inside a rail: " << trimmed(100 * t.rail_share(), 3) << " %\n";
+  return o.str();
+}
+
+std::string traffic_json(const topo::TrafficShare& t, const std::string& what, size_t demands) {
+  nlohmann::ordered_json j{{"traffic", what},
+                           {"demands", demands},
+                           {"intra_server_bytes", t.intra_server},
+                           {"one_tor_hop_bytes", t.one_tor_hop},
+                           {"cross_bytes", t.cross},
+                           {"rail_share", t.rail_share()}};
   return j.dump(2) + "\n";
 }
 

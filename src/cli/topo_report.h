@@ -16,6 +16,11 @@ std::string summary_json(const topo::Summary& s, const std::string& source);
 std::string path_text(const topo::Fabric& f, topo::NodeId a, topo::NodeId b, const topo::PathSet& p);
 std::string path_json(const topo::Fabric& f, topo::NodeId a, topo::NodeId b, const topo::PathSet& p);
 
+// Where a traffic matrix's bytes go: inside servers, one ToR hop (inside a rail), higher.
+std::string traffic_text(const topo::TrafficShare& t, const std::string& what, const std::string& source,
+                         size_t demands);
+std::string traffic_json(const topo::TrafficShare& t, const std::string& what, size_t demands);
+
 // The whole fabric as a Graphviz graph: a box per server, switches ranked by tier,
 // NIC links coloured by rail, parallel links drawn once with their count.
 std::string fabric_dot(const topo::Fabric& f);

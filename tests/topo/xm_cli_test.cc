@@ -108,8 +108,24 @@ TEST_F(XmCli, WrongArgumentsFailClearly) {
   EXPECT_NE(r.exit_code, 0);
 }
 
+TEST_F(XmCli, TrafficClassifiesPatternsAndMatrices) {
+  Outcome rings = xm("topo traffic --pattern rail-rings", dir_);
+  ASSERT_EQ(rings.exit_code, 0) << rings.out;
+  EXPECT_NE(rings.out.find("network bytes kept inside a rail: 98.4 %"), std::string::npos) << rings.out;
+  std::ofstream(dir_ / "m.csv") << "src,dst,bytes\nsrv0/gpu1,srv3/gpu1,100\nsrv0/gpu1,srv3/gpu2,300\n";
+  Outcome matrix = xm("topo traffic --matrix m.csv --json", dir_);
+  ASSERT_EQ(matrix.exit_code, 0) << matrix.out;
+  EXPECT_NE(matrix.out.find("\"rail_share\": 0.25"), std::string::npos) << matrix.out;
+  Outcome neither = xm("topo traffic", dir_);
+  EXPECT_EQ(neither.exit_code, 2);
+  EXPECT_NE(neither.out.find("give one of --pattern or --matrix"), std::string::npos) << neither.out;
+  Outcome missing = xm("topo traffic --matrix nothere.csv", dir_);
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.out.find("nothere.csv: cannot open the traffic matrix"), std::string::npos) << missing.out;
+}
+
 TEST_F(XmCli, EverySubcommandHasHelp) {
-  for (const char* sub : {"topo gen", "topo show", "topo path", "topo dot", "topo"}) {
+  for (const char* sub : {"topo gen", "topo show", "topo path", "topo dot", "topo traffic", "topo"}) {
     Outcome r = xm(std::string(sub) + " --help", dir_);
     EXPECT_EQ(r.exit_code, 0) << sub;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << sub << ": " << r.out;
