@@ -1,0 +1,15 @@
+// One schedule generator per algorithm; each file holds one. See schedule.h.
+#pragma once
+
+#include "ccl/schedule.h"
+
+namespace xm::ccl {
+
+Schedule ring_allreduce(const CollectiveArgs& args);
+Schedule ring_allgather(const CollectiveArgs& args);
+Schedule ring_reduce_scatter(const CollectiveArgs& args);
+Schedule chain_broadcast(const CollectiveArgs& args);
+Schedule chain_reduce(const CollectiveArgs& args);
+Schedule pairwise_alltoall(const CollectiveArgs& args);
+
+}  // namespace xm::ccl

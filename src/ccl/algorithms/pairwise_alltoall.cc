@@ -1,0 +1,31 @@
+// Pairwise-exchange all-to-all: in step t every rank sends its block for rank r+t and
+// receives from rank r-t, so each step is a permutation and no rank is hot.
+#include "ccl/algorithms/algorithms.h"
+#include "ccl/algorithms/partition.h"
+
+namespace xm::ccl {
+
+Schedule pairwise_alltoall(const CollectiveArgs& a) {
+  Schedule s;
+  s.algorithm = "pairwise";
+  const int n = a.ranks, r = a.rank;
+  const uint64_t block = a.count;
+  // In place, a block may be overwritten only once it was sent: receive into scratch.
+  const Buffer landing = a.in_place ? Buffer::kScratch : Buffer::kOutput;
+  if (a.in_place) s.scratch_elements = block * n;
+  else s.add(copy_step(block, {Buffer::kInput, r * block}, {Buffer::kOutput, r * block}));
+  After exchanged;
+  for (int t = 1; t < n; ++t) {
+    uint64_t to = uint64_t(mod(r + t, n)), from = uint64_t(mod(r - t, n));
+    exchanged.push_back(s.add(send_step(int(to), block, {Buffer::kInput, to * block})));
+    exchanged.push_back(s.add(recv_step(int(from), block, {landing, from * block})));
+  }
+  if (a.in_place)  // every send has read its block: move the received blocks home
+    for (int t = 1; t < n; ++t) {
+      uint64_t from = uint64_t(mod(r - t, n));
+      s.add(copy_step(block, {Buffer::kScratch, from * block}, {Buffer::kOutput, from * block}, exchanged));
+    }
+  return s;
+}
+
+}  // namespace xm::ccl

@@ -1,0 +1,29 @@
+// Ring all-gather, pipelined: every rank forwards the block it received last.
+#include "ccl/algorithms/algorithms.h"
+#include "ccl/algorithms/partition.h"
+
+namespace xm::ccl {
+
+Schedule ring_allgather(const CollectiveArgs& a) {
+  Schedule s;
+  s.algorithm = "ring";
+  const int n = a.ranks, r = a.rank, right = mod(r + 1, n), left = mod(r - 1, n);
+  const uint64_t block = a.count;
+  // Own block into place (in place, it is already there).
+  uint32_t own = a.in_place ? kNoStep : s.add(copy_step(block, {Buffer::kInput, 0}, {Buffer::kOutput, r * block}));
+  if (n == 1) return s;
+  Partition p(block, 1, a.chunk_bytes / size_of(a.type));
+  std::vector<uint32_t> last(p.slices(), own);
+  // Step t: send block r-t, receive block r-t-1.
+  for (int t = 0; t + 1 < n; ++t) {
+    uint64_t give = uint64_t(mod(r - t, n)) * block, take = uint64_t(mod(r - t - 1, n)) * block;
+    for (uint64_t j = 0; j < p.slices(); ++j) {
+      uint64_t off = p.slice_begin(0, j), len = p.slice_size(0, j);
+      s.add(send_step(right, len, {Buffer::kOutput, give + off}, after_step(last[j])));
+      last[j] = s.add(recv_step(left, len, {Buffer::kOutput, take + off}));
+    }
+  }
+  return s;
+}
+
+}  // namespace xm::ccl

@@ -1,0 +1,46 @@
+// A link: this rank's connection to one peer, a byte stream each way. The executor
+// needs nothing else from a transport.
+//
+// Contract: called from one thread (the rank's progress thread); no call blocks. Bytes
+// arrive in the order they were sent. A link that fails (peer gone, protocol broken)
+// reports it through status(); the executor then fails the collective.
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+
+#include "ccl/fifo.h"
+#include "util/result.h"
+
+namespace xm::ccl {
+
+class Link {
+ public:
+  virtual ~Link() = default;
+  // Takes up to `bytes` from `data` into the outgoing stream; returns how many (0 when
+  // the stream is full for now).
+  virtual size_t send_some(const std::byte* data, size_t bytes) = 0;
+  // Bytes that arrived and were not consumed, as one contiguous view (possibly only a
+  // part of them).
+  virtual std::span<const std::byte> readable() = 0;
+  virtual void consume(size_t bytes) = 0;
+  // Moves bytes along for transports that need it (sockets); shared memory does nothing.
+  virtual void progress() {}
+  // Ok while the link works; the first failure afterwards.
+  virtual Status status() const { return Status::Ok(); }
+};
+
+// A link over two FIFOs in memory both sides see: `out` written here, `in` read here.
+class FifoLink final : public Link {
+ public:
+  FifoLink(ByteFifo out, ByteFifo in) : out_(out), in_(in) {}
+  size_t send_some(const std::byte* data, size_t bytes) override { return out_.write(data, bytes); }
+  std::span<const std::byte> readable() override { return in_.readable(); }
+  void consume(size_t bytes) override { in_.consume(bytes); }
+
+ private:
+  ByteFifo out_, in_;
+};
+
+}  // namespace xm::ccl

@@ -1,0 +1,100 @@
+// A schedule: what one rank does in one collective, as ordered steps over buffers.
+//
+// Algorithms (src/ccl/algorithms/) produce schedules and know nothing of transports;
+// the executor (executor.h) runs them over real links, and the simulator will replay
+// them on a modelled fabric. A schedule is a pure function of (collective, count, type,
+// rank, ranks, options).
+//
+// Step semantics, all counts in elements:
+//   kSend        send   src[offset, +count) to `peer`
+//   kRecv        recv   from `peer` into dst[offset, +count)
+//   kRecvReduce  recv   from `peer`, dst[...] = src[...] op incoming; then, if
+//                `finalize`, apply the op's last touch (avg: divide by ranks)
+//   kCopy        local  dst[...] = src[...]  (no peer)
+// A step starts once every step in `after` has completed. Steps with the same peer and
+// direction are matched with the peer's in schedule order (links are FIFOs), so a
+// schedule's sends to p must list in the order p's receives from this rank do.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ccl/types.h"
+
+namespace xm::ccl {
+
+enum class Buffer : uint8_t { kInput, kOutput, kScratch };
+
+struct Region {
+  Buffer buffer = Buffer::kInput;
+  uint64_t offset = 0;  // elements
+};
+
+enum class StepKind : uint8_t { kSend, kRecv, kRecvReduce, kCopy };
+
+struct Step {
+  StepKind kind;
+  int peer = -1;          // rank; -1 for kCopy
+  uint64_t count = 0;     // elements
+  Region src;             // kSend, kCopy, and the local operand of kRecvReduce
+  Region dst;             // kRecv, kRecvReduce, kCopy
+  bool finalize = false;  // kRecvReduce: this produces the final value
+  std::vector<uint32_t> after;  // indices of earlier steps this one waits for
+};
+
+// Step builders, so algorithms read as what they do.
+using After = std::vector<uint32_t>;
+inline Step send_step(int peer, uint64_t count, Region src, After after = {}) {
+  return {StepKind::kSend, peer, count, src, {}, false, std::move(after)};
+}
+inline Step recv_step(int peer, uint64_t count, Region dst, After after = {}) {
+  return {StepKind::kRecv, peer, count, {}, dst, false, std::move(after)};
+}
+inline Step reduce_step(int peer, uint64_t count, Region src, Region dst, bool finalize, After after = {}) {
+  return {StepKind::kRecvReduce, peer, count, src, dst, finalize, std::move(after)};
+}
+inline Step copy_step(uint64_t count, Region src, Region dst, After after = {}) {
+  return {StepKind::kCopy, -1, count, src, dst, false, std::move(after)};
+}
+// `after` for "wait for step i", where i may be kNoStep (nothing to wait for).
+inline constexpr uint32_t kNoStep = UINT32_MAX;
+inline After after_step(uint32_t i) { return i == kNoStep ? After{} : After{i}; }
+
+struct Schedule {
+  std::vector<Step> steps;
+  uint64_t scratch_elements = 0;  // scratch buffer the schedule needs
+  std::string algorithm;          // for logs: "ring", "pairwise", ...
+
+  // Appends and returns the new step's index.
+  uint32_t add(Step step) {
+    steps.push_back(std::move(step));
+    return uint32_t(steps.size() - 1);
+  }
+};
+
+enum class Collective : uint8_t {
+  kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter, kAllToAll,
+};
+const char* to_string(Collective c);
+
+// What a collective call asks for, as the algorithms see it. `count` is per rank as in
+// NCCL: all-gather's input (output is count × ranks), reduce-scatter's output (input
+// is count × ranks), all-to-all's per-peer block.
+struct CollectiveArgs {
+  Collective collective = Collective::kAllReduce;
+  uint64_t count = 0;
+  DataType type = DataType::kFloat32;
+  RedOp op = RedOp::kSum;
+  int root = 0;
+  int rank = 0;
+  int ranks = 1;
+  bool in_place = false;          // input and output are the same memory
+  uint64_t chunk_bytes = 512 << 10;  // pipelining grain
+};
+
+// The schedule the runtime uses for `args` (today one algorithm per collective; the
+// tuner will choose among several).
+Schedule make_schedule(const CollectiveArgs& args);
+
+}  // namespace xm::ccl

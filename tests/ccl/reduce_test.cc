@@ -1,0 +1,95 @@
+#include "ccl/reduce.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace xm::ccl {
+namespace {
+
+TEST(Half, EveryHalfSurvivesARoundTrip) {
+  for (uint32_t h = 0; h < 0x10000; ++h) {
+    float f = half_to_float(uint16_t(h));
+    if (std::isnan(f)) continue;
+    ASSERT_EQ(float_to_half(f), h) << std::hex << h;
+  }
+}
+
+TEST(Half, ConversionMatchesTheCompilersFloat16) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<uint32_t> bits;
+  for (int i = 0; i < 2'000'000; ++i) {
+    float f = std::bit_cast<float>(bits(rng));
+    if (std::isnan(f)) continue;
+    _Float16 h = static_cast<_Float16>(f);
+    ASSERT_EQ(float_to_half(f), std::bit_cast<uint16_t>(h)) << f;
+    ASSERT_EQ(std::bit_cast<uint32_t>(half_to_float(std::bit_cast<uint16_t>(h))),
+              std::bit_cast<uint32_t>(static_cast<float>(h)));
+  }
+}
+
+TEST(Bfloat16, RoundsToNearestEven) {
+  EXPECT_EQ(float_to_bf16(1.0f), 0x3f80);
+  EXPECT_EQ(float_to_bf16(std::bit_cast<float>(0x3f808000u)), 0x3f80);  // tie, even stays
+  EXPECT_EQ(float_to_bf16(std::bit_cast<float>(0x3f818000u)), 0x3f82);  // tie, odd rounds up
+  EXPECT_EQ(float_to_bf16(std::bit_cast<float>(0x3f808001u)), 0x3f81);
+  EXPECT_TRUE(std::isnan(bf16_to_float(float_to_bf16(NAN))));
+  for (uint32_t b = 0; b < 0x10000; ++b) {
+    float f = bf16_to_float(uint16_t(b));
+    if (std::isnan(f)) continue;
+    ASSERT_EQ(float_to_bf16(f), b);
+  }
+}
+
+template <typename T>
+std::vector<T> run(std::vector<T> a, const std::vector<T>& b, DataType type, RedOp op) {
+  reduce(a.data(), a.data(), b.data(), a.size(), type, op);
+  return a;
+}
+
+TEST(Reduce, IntegersWrapAndCompare) {
+  std::vector<int8_t> a{100, -100, 5, -7}, b{100, -100, -9, 3};
+  EXPECT_EQ(run(a, b, DataType::kInt8, RedOp::kSum), (std::vector<int8_t>{-56, 56, -4, -4}));
+  EXPECT_EQ(run(a, b, DataType::kInt8, RedOp::kMin), (std::vector<int8_t>{100, -100, -9, -7}));
+  EXPECT_EQ(run(a, b, DataType::kInt8, RedOp::kMax), (std::vector<int8_t>{100, -100, 5, 3}));
+  std::vector<uint8_t> u{200, 3}, v{100, 250};
+  EXPECT_EQ(run(u, v, DataType::kUint8, RedOp::kSum), (std::vector<uint8_t>{44, 253}));
+  EXPECT_EQ(run(u, v, DataType::kUint8, RedOp::kMin), (std::vector<uint8_t>{100, 3}));
+  std::vector<int64_t> x{INT64_MAX, 6}, y{1, 7};
+  EXPECT_EQ(run(x, y, DataType::kInt64, RedOp::kSum), (std::vector<int64_t>{INT64_MIN, 13}));
+  EXPECT_EQ(run(x, y, DataType::kInt64, RedOp::kProd)[1], 42);
+}
+
+TEST(Reduce, HalfSumsInFloatAndRoundsOnce) {
+  std::vector<uint16_t> a{float_to_half(1.5f), float_to_half(2048.0f)}, b{float_to_half(2.25f), float_to_half(1.0f)};
+  std::vector<uint16_t> r = run(a, b, DataType::kFloat16, RedOp::kSum);
+  EXPECT_EQ(half_to_float(r[0]), 3.75f);
+  EXPECT_EQ(half_to_float(r[1]), 2048.0f);  // 2049 is not a half: ties to even
+}
+
+TEST(Reduce, AvgDividesOnFinalize) {
+  std::vector<int32_t> i{7, -7};
+  finalize_avg(i.data(), 2, DataType::kInt32, 2);
+  EXPECT_EQ(i, (std::vector<int32_t>{3, -3}));
+  std::vector<double> d{1.0};
+  finalize_avg(d.data(), 1, DataType::kFloat64, 3);
+  EXPECT_EQ(d[0], 1.0 / 3);
+  std::vector<uint16_t> b{float_to_bf16(6.0f)};
+  finalize_avg(b.data(), 1, DataType::kBfloat16, 4);
+  EXPECT_EQ(bf16_to_float(b[0]), 1.5f);
+}
+
+TEST(Reduce, LongBuffersAcrossTheWideningBlock) {
+  const size_t n = 1000;
+  std::vector<uint16_t> a(n), b(n);
+  for (size_t i = 0; i < n; ++i) a[i] = float_to_bf16(float(i % 50)), b[i] = float_to_bf16(float(i % 7));
+  std::vector<uint16_t> r = run(a, b, DataType::kBfloat16, RedOp::kMax);
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(bf16_to_float(r[i]), float(std::max(i % 50, i % 7))) << i;
+}
+
+}  // namespace
+}  // namespace xm::ccl
