@@ -28,7 +28,7 @@ class Run {
     }
   }
 
-  Status run(std::chrono::milliseconds timeout) {
+  Status run(std::chrono::milliseconds timeout, const std::atomic<bool>* cancel) {
     auto deadline = std::chrono::steady_clock::now() + timeout;
     unsigned idle = 0;
     while (completed_ < s_.steps.size()) {
@@ -48,6 +48,7 @@ class Run {
       // Nothing to do until a peer moves: spin briefly, then give the core away (ranks
       // may outnumber cores), and watch the clock.
       if (++idle > 64) sched_yield();
+      if (cancel && cancel->load(std::memory_order_relaxed)) return Error{"aborted"};
       if ((idle & 255) == 0 && std::chrono::steady_clock::now() > deadline)
         return Error{"timed out after " + std::to_string(timeout.count()) + " ms with " +
                      std::to_string(s_.steps.size() - completed_) + " of " + std::to_string(s_.steps.size()) +
@@ -63,7 +64,10 @@ class Run {
   };
 
   std::byte* at(const Region& r) const {
-    std::byte* base = r.buffer == Buffer::kInput ? b_.input : r.buffer == Buffer::kOutput ? b_.output : b_.scratch;
+    std::byte* base = r.buffer == Buffer::kInput    ? b_.input
+                      : r.buffer == Buffer::kOutput ? b_.output
+                      : r.buffer == Buffer::kScratch ? b_.scratch
+                                                     : b_.user[r.buffer - Buffer::kUser];
     return base + r.offset * elem_;
   }
 
@@ -174,7 +178,7 @@ class Run {
 
 Status execute(const Schedule& schedule, const CollectiveArgs& args, const ExecBuffers& buffers,
                std::span<Link* const> links, const ExecOptions& options) {
-  return Run(schedule, args, buffers, links).run(options.timeout);
+  return Run(schedule, args, buffers, links).run(options.timeout, options.cancel);
 }
 
 }  // namespace xm::ccl

@@ -5,7 +5,9 @@
 // Buffers are the caller's; nothing is allocated per byte moved.
 #pragma once
 
+#include <atomic>
 #include <chrono>
+#include <vector>
 #include <cstddef>
 #include <span>
 
@@ -19,10 +21,12 @@ struct ExecBuffers {
   std::byte* input = nullptr;
   std::byte* output = nullptr;
   std::byte* scratch = nullptr;  // at least schedule.scratch_elements elements
+  std::vector<std::byte*> user;  // Buffer::kUser + k
 };
 
 struct ExecOptions {
   std::chrono::milliseconds timeout{30000};
+  const std::atomic<bool>* cancel = nullptr;  // set by another thread: stop with an error
 };
 
 // links[p] is the link to rank p (unused for this rank itself).

@@ -24,10 +24,15 @@
 
 namespace xm::ccl {
 
-enum class Buffer : uint8_t { kInput, kOutput, kScratch };
+// Which buffer a region is in: the collective's input, output, the runtime's scratch,
+// or (point-to-point groups) the k-th user buffer, kUser + k.
+using BufferId = uint16_t;
+struct Buffer {
+  static constexpr BufferId kInput = 0, kOutput = 1, kScratch = 2, kUser = 3;
+};
 
 struct Region {
-  Buffer buffer = Buffer::kInput;
+  BufferId buffer = Buffer::kInput;
   uint64_t offset = 0;  // elements
 };
 

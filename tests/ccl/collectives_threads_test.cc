@@ -6,7 +6,7 @@
 #include <thread>
 
 #include "ccl/executor.h"
-#include "reference.h"
+#include "ccl/check.h"
 
 namespace xm::ccl {
 namespace {
@@ -45,12 +45,12 @@ std::string run_and_check(CollectiveArgs a, size_t fifo_bytes) {
     threads.emplace_back([&, r] {
       CollectiveArgs mine = a;
       mine.rank = r;
-      std::vector<std::byte> in = test::make_input(mine, r);
-      std::vector<std::byte> expected = test::expected_output(mine, r);
-      std::vector<std::byte> out(test::output_count(mine) * size_of(a.type));
+      std::vector<std::byte> in = check::make_input(mine, r);
+      std::vector<std::byte> expected = check::expected_output(mine, r);
+      std::vector<std::byte> out(check::output_count(mine) * size_of(a.type));
       Schedule s = make_schedule(mine);
       std::vector<std::byte> scratch(s.scratch_elements * size_of(a.type));
-      ExecBuffers b{in.data(), out.data(), scratch.data()};
+      ExecBuffers b{in.data(), out.data(), scratch.data(), {}};
       if (a.in_place) {  // NCCL's in-place layouts
         if (a.collective == Collective::kAllGather) {
           std::memcpy(out.data() + r * in.size(), in.data(), in.size());

@@ -11,7 +11,7 @@ Schedule pairwise_alltoall(const CollectiveArgs& a) {
   const int n = a.ranks, r = a.rank;
   const uint64_t block = a.count;
   // In place, a block may be overwritten only once it was sent: receive into scratch.
-  const Buffer landing = a.in_place ? Buffer::kScratch : Buffer::kOutput;
+  const BufferId landing = a.in_place ? Buffer::kScratch : Buffer::kOutput;
   if (a.in_place) s.scratch_elements = block * n;
   else s.add(copy_step(block, {Buffer::kInput, r * block}, {Buffer::kOutput, r * block}));
   After exchanged;

@@ -17,7 +17,7 @@ Schedule ring_allreduce(const CollectiveArgs& a) {
   Partition p(a.count, n, a.chunk_bytes / size_of(a.type));
   const uint64_t S = p.slices();
   std::vector<uint32_t> last(S, kNoStep), rs_send(S * (n - 1));
-  auto region = [&](Buffer b, int seg, uint64_t j) { return Region{b, p.slice_begin(seg, j)}; };
+  auto region = [&](BufferId b, int seg, uint64_t j) { return Region{b, p.slice_begin(seg, j)}; };
 
   // Reduce-scatter: at step t send segment r-t, receive segment r-t-1 and add this
   // rank's input to it in the output. After n-1 steps segment r+1 is complete.

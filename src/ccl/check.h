@@ -1,10 +1,12 @@
-// Inputs and expected outputs for collective tests, computed the slow, obvious way.
+// Inputs and expected outputs of collectives, computed the slow, obvious way: used by
+// the tests and by xccl-perf -c 1.
 //
 // Inputs are small integers so every reduction is exact in every type (as nccl-tests
 // chooses them): values in 1..4 for sums, 1..2 for products; avg is computed the way
 // the runtime rounds it (sum exactly, then one division in the type's arithmetic).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -12,7 +14,7 @@
 #include "ccl/reduce.h"
 #include "ccl/schedule.h"
 
-namespace xm::ccl::test {
+namespace xm::ccl::check {
 
 inline double input_value(int rank, uint64_t i, RedOp op) {
   return op == RedOp::kProd ? double(1 + (rank + i) % 2) : double(1 + (rank * 7 + i * 3) % 4);
@@ -98,4 +100,4 @@ inline std::vector<std::byte> expected_output(const CollectiveArgs& a, int rank)
   return out;
 }
 
-}  // namespace xm::ccl::test
+}  // namespace xm::ccl::check

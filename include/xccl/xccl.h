@@ -1,0 +1,128 @@
+/* xccl: the collective library of xingmai. The public contract; nothing else is public.
+ *
+ * Modelled on NCCL so its users feel at home: a unique id (or the launcher's
+ * environment) and xcclCommInitRank make a communicator; collectives take send and
+ * receive buffers, a count, a type and (for reductions) an operator. Buffers are host
+ * memory. Differences from NCCL: there are no CUDA streams; every operation has an
+ * ...Async form that returns an xcclRequest_t to wait on or test, and the plain form
+ * blocks until the operation completes.
+ *
+ * Threads: one communicator may be used by one application thread at a time (as in
+ * NCCL); different communicators are independent. Operations on a communicator run in
+ * the order they were called. Errors: every call returns an xcclResult_t; the message
+ * for the last failed call on this thread is xcclGetLastError(). A communicator whose
+ * peer failed reports it through xcclCommGetAsyncError and every later call.
+ */
+#ifndef XCCL_XCCL_H_
+#define XCCL_XCCL_H_
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define XCCL_MAJOR 0
+#define XCCL_MINOR 1
+#define XCCL_PATCH 0
+#define XCCL_UNIQUE_ID_BYTES 128
+
+typedef enum {
+  xcclSuccess = 0,
+  xcclSystemError = 2,       /* an OS call failed (sockets, shared memory) */
+  xcclInternalError = 3,     /* a bug in xccl */
+  xcclInvalidArgument = 4,   /* a bad pointer, count, type, op, rank or root */
+  xcclInvalidUsage = 5,      /* a call out of order (e.g. GroupEnd without GroupStart) */
+  xcclRemoteError = 6,       /* a peer died, timed out, or broke the protocol */
+  xcclInProgress = 7,        /* xcclTest: not finished yet */
+  xcclNumResults = 8
+} xcclResult_t;
+
+typedef enum {
+  xcclInt8 = 0, xcclChar = 0,
+  xcclUint8 = 1,
+  xcclInt32 = 2, xcclInt = 2,
+  xcclInt64 = 3,
+  xcclFloat16 = 4, xcclHalf = 4,
+  xcclBfloat16 = 5,
+  xcclFloat32 = 6, xcclFloat = 6,
+  xcclFloat64 = 7, xcclDouble = 7,
+  xcclNumTypes = 8
+} xcclDataType_t;
+
+typedef enum { xcclSum = 0, xcclProd = 1, xcclMin = 2, xcclMax = 3, xcclAvg = 4, xcclNumOps = 5 } xcclRedOp_t;
+
+typedef struct { char internal[XCCL_UNIQUE_ID_BYTES]; } xcclUniqueId;
+typedef struct xcclComm* xcclComm_t;
+typedef struct xcclRequest* xcclRequest_t;
+
+/* Library version as MAJOR*10000 + MINOR*100 + PATCH. */
+xcclResult_t xcclGetVersion(int* version);
+const char* xcclGetErrorString(xcclResult_t result);
+/* A sentence about the last failed call on this thread ("" if none). */
+const char* xcclGetLastError(void);
+
+/* Makes the job's id: where the bootstrap root listens (started in this process, which
+ * must stay alive while the communicator is built) and the job's secret. Send it to
+ * every rank out of band. XCCL_BOOTSTRAP_ADDR (host[:port]) chooses the address;
+ * default 127.0.0.1 and any free port. */
+xcclResult_t xcclGetUniqueId(xcclUniqueId* id);
+
+/* Joins rank `rank` of `nranks`. Blocks until every rank joined (or XCCL_TIMEOUT_MS). */
+xcclResult_t xcclCommInitRank(xcclComm_t* comm, int nranks, xcclUniqueId id, int rank);
+
+/* Joins using the launcher's environment: torchrun (RANK, WORLD_SIZE, MASTER_ADDR,
+ * MASTER_PORT), Open MPI's mpirun (OMPI_COMM_WORLD_RANK/SIZE) or SLURM's srun
+ * (SLURM_PROCID/NTASKS); rank 0 hosts the bootstrap root at MASTER_ADDR:MASTER_PORT
+ * (XCCL_MASTER_ADDR/PORT override). The job's secret comes from XCCL_SECRET (64 hex
+ * digits), shared by every rank. */
+xcclResult_t xcclCommInitFromEnv(xcclComm_t* comm);
+
+/* Waits for this rank's pending operations, then frees the communicator. */
+xcclResult_t xcclCommDestroy(xcclComm_t comm);
+/* Stops at once: pending operations fail, peers see this rank leave. Frees comm. */
+xcclResult_t xcclCommAbort(xcclComm_t comm);
+xcclResult_t xcclCommGetAsyncError(xcclComm_t comm, xcclResult_t* async_error);
+xcclResult_t xcclCommCount(const xcclComm_t comm, int* count);
+xcclResult_t xcclCommUserRank(const xcclComm_t comm, int* rank);
+
+/* Requests: the handle of an ...Async operation. Wait blocks until it finishes and
+ * frees it; Test frees it once it reports completion (xcclSuccess or an error) and
+ * returns xcclInProgress before. */
+xcclResult_t xcclWait(xcclRequest_t request);
+xcclResult_t xcclTest(xcclRequest_t request);
+
+/* Collectives. Counts are in elements, per rank, as in NCCL: all-gather sends `count`
+ * and receives nranks*count; reduce-scatter receives `count` of nranks*count sent;
+ * all-to-all sends and receives nranks blocks of `count`. In place: recvbuff ==
+ * sendbuff (all-gather: sendbuff == recvbuff + rank*count; reduce-scatter:
+ * recvbuff == sendbuff + rank*count). */
+xcclResult_t xcclAllReduce(const void* sendbuff, void* recvbuff, size_t count, xcclDataType_t type, xcclRedOp_t op, xcclComm_t comm);
+xcclResult_t xcclBroadcast(const void* sendbuff, void* recvbuff, size_t count, xcclDataType_t type, int root, xcclComm_t comm);
+xcclResult_t xcclReduce(const void* sendbuff, void* recvbuff, size_t count, xcclDataType_t type, xcclRedOp_t op, int root, xcclComm_t comm);
+xcclResult_t xcclAllGather(const void* sendbuff, void* recvbuff, size_t count, xcclDataType_t type, xcclComm_t comm);
+xcclResult_t xcclReduceScatter(const void* sendbuff, void* recvbuff, size_t count, xcclDataType_t type, xcclRedOp_t op, xcclComm_t comm);
+xcclResult_t xcclAllToAll(const void* sendbuff, void* recvbuff, size_t count, xcclDataType_t type, xcclComm_t comm);
+
+xcclResult_t xcclAllReduceAsync(const void* sendbuff, void* recvbuff, size_t count, xcclDataType_t type, xcclRedOp_t op, xcclComm_t comm, xcclRequest_t* request);
+xcclResult_t xcclBroadcastAsync(const void* sendbuff, void* recvbuff, size_t count, xcclDataType_t type, int root, xcclComm_t comm, xcclRequest_t* request);
+xcclResult_t xcclReduceAsync(const void* sendbuff, void* recvbuff, size_t count, xcclDataType_t type, xcclRedOp_t op, int root, xcclComm_t comm, xcclRequest_t* request);
+xcclResult_t xcclAllGatherAsync(const void* sendbuff, void* recvbuff, size_t count, xcclDataType_t type, xcclComm_t comm, xcclRequest_t* request);
+xcclResult_t xcclReduceScatterAsync(const void* sendbuff, void* recvbuff, size_t count, xcclDataType_t type, xcclRedOp_t op, xcclComm_t comm, xcclRequest_t* request);
+xcclResult_t xcclAllToAllAsync(const void* sendbuff, void* recvbuff, size_t count, xcclDataType_t type, xcclComm_t comm, xcclRequest_t* request);
+
+/* Point to point. Inside xcclGroupStart/xcclGroupEnd the sends and receives of a group
+ * run together (so a rank may send to and receive from the same peer); outside a group
+ * each runs alone. xcclGroupEnd blocks until the group completes; xcclGroupEndAsync
+ * returns a request instead. */
+xcclResult_t xcclSend(const void* sendbuff, size_t count, xcclDataType_t type, int peer, xcclComm_t comm);
+xcclResult_t xcclRecv(void* recvbuff, size_t count, xcclDataType_t type, int peer, xcclComm_t comm);
+xcclResult_t xcclGroupStart(void);
+xcclResult_t xcclGroupEnd(void);
+xcclResult_t xcclGroupEndAsync(xcclRequest_t* request);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* XCCL_XCCL_H_ */

@@ -1,0 +1,356 @@
+// The C API (include/xccl/xccl.h): argument checks, error codes and messages, groups
+// and requests, on top of Comm.
+#include <xccl/xccl.h>
+
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <string>
+
+#include "ccl/comm.h"
+#include "ccl/log.h"
+
+struct xcclComm {
+  std::unique_ptr<xm::ccl::Comm> impl;
+};
+
+struct xcclRequest {
+  std::shared_ptr<xm::ccl::RequestState> state;
+};
+
+namespace {
+
+using namespace xm::ccl;
+using xm::Result;
+using xm::Status;
+
+thread_local std::string last_error;
+
+xcclResult_t fail(xcclResult_t code, std::string message) {
+  last_error = std::move(message);
+  XCCL_LOG(LogLevel::kInfo, Subsys::kColl, -1, last_error);
+  return code;
+}
+
+// Roots started by xcclGetUniqueId in this process, until a communicator adopts one.
+std::mutex roots_mu;
+std::vector<std::unique_ptr<BootstrapRoot>> hosted_roots;
+
+std::unique_ptr<BootstrapRoot> adopt_root(const net::Endpoint& at) {
+  std::lock_guard<std::mutex> lock(roots_mu);
+  for (auto it = hosted_roots.begin(); it != hosted_roots.end(); ++it)
+    if ((*it)->endpoint().port == at.port && (*it)->endpoint().host == at.host) {
+      std::unique_ptr<BootstrapRoot> r = std::move(*it);
+      hosted_roots.erase(it);
+      return r;
+    }
+  return nullptr;
+}
+
+xcclResult_t init(xcclComm_t* out, const JobId& job, int rank, int ranks, std::unique_ptr<BootstrapRoot> root) {
+  Result<Settings> settings = settings_from_environment();
+  if (!settings) return fail(xcclInvalidArgument, settings.error().message);
+  Result<std::unique_ptr<Comm>> comm = Comm::create(job, rank, ranks, std::move(root), *settings);
+  if (!comm) return fail(xcclSystemError, comm.error().message);
+  *out = new xcclComm{std::move(comm).value()};
+  return xcclSuccess;
+}
+
+// Group state of this thread (as NCCL's groups are per thread).
+thread_local int group_depth = 0;
+thread_local xcclComm_t group_comm = nullptr;
+thread_local std::vector<PointToPoint> group_ops;
+thread_local std::string group_error;
+
+bool valid_type(xcclDataType_t t) { return int(t) >= 0 && int(t) < xcclNumTypes; }
+bool valid_op(xcclRedOp_t o) { return int(o) >= 0 && int(o) < xcclNumOps; }
+
+const char* name(Collective c) { return to_string(c); }
+
+// Checks and queues one collective. `request` null: wait for it here.
+xcclResult_t collective(Collective kind, const void* send, void* recv, size_t count, xcclDataType_t type,
+                        xcclRedOp_t op, int root, xcclComm_t comm, xcclRequest_t* request) {
+  std::string what = std::string("xccl ") + name(kind);
+  if (!comm || !comm->impl) return fail(xcclInvalidArgument, what + ": comm is NULL");
+  if (group_depth > 0) return fail(xcclInvalidUsage, what + ": collectives inside a group are not supported yet");
+  if (!valid_type(type)) return fail(xcclInvalidArgument, what + ": unknown data type " + std::to_string(int(type)));
+  if (!valid_op(op)) return fail(xcclInvalidArgument, what + ": unknown reduction op " + std::to_string(int(op)));
+  const int ranks = comm->impl->ranks(), rank = comm->impl->rank();
+  if (root < 0 || root >= ranks)
+    return fail(xcclInvalidArgument, what + ": root " + std::to_string(root) + " is not a rank of 0.." + std::to_string(ranks - 1));
+  const size_t es = size_of(DataType(type));
+  const bool scaled = kind == Collective::kAllGather || kind == Collective::kReduceScatter || kind == Collective::kAllToAll;
+  if (count > std::numeric_limits<size_t>::max() / es / size_t(scaled ? ranks : 1))
+    return fail(xcclInvalidArgument, what + ": count " + std::to_string(count) + " overflows the buffer size");
+  bool needs_send = !(kind == Collective::kBroadcast && rank != root);
+  bool needs_recv = !(kind == Collective::kReduce && rank != root);
+  if (count > 0 && needs_send && !send) return fail(xcclInvalidArgument, what + ": sendbuff is NULL");
+  if (count > 0 && needs_recv && !recv) return fail(xcclInvalidArgument, what + ": recvbuff is NULL");
+  if (Status st = comm->impl->async_error(); !st)
+    return fail(xcclRemoteError, what + ": communicator already failed: " + st.message());
+
+  Operation o;
+  o.args.collective = kind;
+  o.args.count = count;
+  o.args.type = DataType(type);
+  o.args.op = RedOp(op);
+  o.args.root = root;
+  o.input = static_cast<const std::byte*>(send);
+  o.output = static_cast<std::byte*>(recv);
+  const std::byte* out = o.output;
+  switch (kind) {
+    case Collective::kAllGather: o.args.in_place = o.input == out + size_t(rank) * count * es; break;
+    case Collective::kReduceScatter: o.args.in_place = out == o.input + size_t(rank) * count * es; break;
+    default: o.args.in_place = o.input == out; break;
+  }
+  // Non-root ranks of reduce have no output; scratch stands in for it.
+  std::shared_ptr<RequestState> state = comm->impl->submit(std::move(o));
+  if (request) {
+    *request = new xcclRequest{state};
+    return xcclSuccess;
+  }
+  if (Status st = state->wait(); !st) return fail(xcclRemoteError, what + ": " + st.message());
+  return xcclSuccess;
+}
+
+}  // namespace
+
+extern "C" {
+
+xcclResult_t xcclGetVersion(int* version) {
+  if (!version) return fail(xcclInvalidArgument, "xcclGetVersion: version is NULL");
+  *version = XCCL_MAJOR * 10000 + XCCL_MINOR * 100 + XCCL_PATCH;
+  return xcclSuccess;
+}
+
+const char* xcclGetErrorString(xcclResult_t r) {
+  switch (r) {
+    case xcclSuccess: return "no error";
+    case xcclSystemError: return "unhandled system error (sockets, shared memory)";
+    case xcclInternalError: return "internal error - please report this issue to the xingmai developers";
+    case xcclInvalidArgument: return "invalid argument";
+    case xcclInvalidUsage: return "invalid usage";
+    case xcclRemoteError: return "remote process exited, timed out or there was a network error";
+    case xcclInProgress: return "xccl operation in progress";
+    default: return "unknown result code";
+  }
+}
+
+const char* xcclGetLastError(void) { return last_error.c_str(); }
+
+xcclResult_t xcclGetUniqueId(xcclUniqueId* id) {
+  if (!id) return fail(xcclInvalidArgument, "xcclGetUniqueId: id is NULL");
+  Result<Settings> settings = settings_from_environment();
+  if (!settings) return fail(xcclInvalidArgument, settings.error().message);
+  std::string addr = settings->bootstrap_addr;
+  uint16_t port = 0;
+  if (addr.find(':') != std::string::npos && addr.front() != '[') {
+    Result<net::Endpoint> e = net::parse_endpoint(addr);
+    if (!e) return fail(xcclInvalidArgument, "XCCL_BOOTSTRAP_ADDR: " + e.error().message);
+    addr = e->host, port = e->port;
+  }
+  net::Secret secret = net::random_secret();
+  Result<std::unique_ptr<BootstrapRoot>> root = BootstrapRoot::start(addr, port, secret, settings->init_timeout);
+  if (!root) return fail(xcclSystemError, "xcclGetUniqueId: " + root.error().message);
+  std::string text = JobId{(*root)->endpoint(), secret}.encode();
+  if (text.size() >= sizeof id->internal) return fail(xcclInternalError, "xcclGetUniqueId: id too long");
+  std::memset(id->internal, 0, sizeof id->internal);
+  std::memcpy(id->internal, text.data(), text.size());
+  std::lock_guard<std::mutex> lock(roots_mu);
+  hosted_roots.push_back(std::move(root).value());
+  return xcclSuccess;
+}
+
+xcclResult_t xcclCommInitRank(xcclComm_t* comm, int nranks, xcclUniqueId id, int rank) {
+  if (!comm) return fail(xcclInvalidArgument, "xcclCommInitRank: comm is NULL");
+  if (nranks < 1) return fail(xcclInvalidArgument, "xcclCommInitRank: nranks " + std::to_string(nranks) + " < 1");
+  if (rank < 0 || rank >= nranks)
+    return fail(xcclInvalidArgument, "xcclCommInitRank: rank " + std::to_string(rank) + " is not in 0.." + std::to_string(nranks - 1));
+  Result<JobId> job = JobId::decode(std::string(id.internal, strnlen(id.internal, sizeof id.internal)));
+  if (!job) return fail(xcclInvalidArgument, "xcclCommInitRank: " + job.error().message);
+  return init(comm, *job, rank, nranks, adopt_root(job->root));
+}
+
+xcclResult_t xcclCommInitFromEnv(xcclComm_t* comm) {
+  if (!comm) return fail(xcclInvalidArgument, "xcclCommInitFromEnv: comm is NULL");
+  Result<LaunchEnv> env = launch_env_from_environment();
+  if (!env) return fail(xcclInvalidArgument, "xcclCommInitFromEnv: " + env.error().message);
+  Result<net::Secret> secret = net::secret_from_hex(env->secret_hex);
+  if (!secret) return fail(xcclInvalidArgument, "xcclCommInitFromEnv: XCCL_SECRET: " + secret.error().message);
+  Result<Settings> settings = settings_from_environment();
+  if (!settings) return fail(xcclInvalidArgument, settings.error().message);
+  JobId job{{env->master_addr, env->master_port}, *secret};
+  std::unique_ptr<BootstrapRoot> root;
+  if (env->rank == 0) {
+    Result<std::unique_ptr<BootstrapRoot>> r =
+        BootstrapRoot::start(env->master_addr, env->master_port, *secret, settings->init_timeout);
+    if (!r) return fail(xcclSystemError, "xcclCommInitFromEnv: rank 0 cannot host the bootstrap: " + r.error().message);
+    root = std::move(r).value();
+  }
+  XCCL_LOG(LogLevel::kInfo, Subsys::kInit, env->rank,
+           "launched by " + env->launcher + ": rank " + std::to_string(env->rank) + " of " + std::to_string(env->ranks) +
+               ", bootstrap at " + job.root.str());
+  return init(comm, job, env->rank, env->ranks, std::move(root));
+}
+
+xcclResult_t xcclCommDestroy(xcclComm_t comm) {
+  if (!comm) return fail(xcclInvalidArgument, "xcclCommDestroy: comm is NULL");
+  delete comm;
+  return xcclSuccess;
+}
+
+xcclResult_t xcclCommAbort(xcclComm_t comm) {
+  if (!comm) return fail(xcclInvalidArgument, "xcclCommAbort: comm is NULL");
+  comm->impl->abort();
+  delete comm;
+  return xcclSuccess;
+}
+
+xcclResult_t xcclCommGetAsyncError(xcclComm_t comm, xcclResult_t* async_error) {
+  if (!comm || !async_error) return fail(xcclInvalidArgument, "xcclCommGetAsyncError: NULL argument");
+  Status st = comm->impl->async_error();
+  *async_error = st.ok() ? xcclSuccess : xcclRemoteError;
+  if (!st.ok()) last_error = st.message();
+  return xcclSuccess;
+}
+
+xcclResult_t xcclCommCount(const xcclComm_t comm, int* count) {
+  if (!comm || !count) return fail(xcclInvalidArgument, "xcclCommCount: NULL argument");
+  *count = comm->impl->ranks();
+  return xcclSuccess;
+}
+
+xcclResult_t xcclCommUserRank(const xcclComm_t comm, int* rank) {
+  if (!comm || !rank) return fail(xcclInvalidArgument, "xcclCommUserRank: NULL argument");
+  *rank = comm->impl->rank();
+  return xcclSuccess;
+}
+
+xcclResult_t xcclWait(xcclRequest_t request) {
+  if (!request) return fail(xcclInvalidArgument, "xcclWait: request is NULL");
+  Status st = request->state->wait();
+  delete request;
+  return st.ok() ? xcclSuccess : fail(xcclRemoteError, st.message());
+}
+
+xcclResult_t xcclTest(xcclRequest_t request) {
+  if (!request) return fail(xcclInvalidArgument, "xcclTest: request is NULL");
+  if (!request->state->done()) return xcclInProgress;
+  Status st = request->state->status();
+  delete request;
+  return st.ok() ? xcclSuccess : fail(xcclRemoteError, st.message());
+}
+
+xcclResult_t xcclAllReduce(const void* s, void* r, size_t n, xcclDataType_t t, xcclRedOp_t o, xcclComm_t c) {
+  return collective(Collective::kAllReduce, s, r, n, t, o, 0, c, nullptr);
+}
+xcclResult_t xcclBroadcast(const void* s, void* r, size_t n, xcclDataType_t t, int root, xcclComm_t c) {
+  return collective(Collective::kBroadcast, s, r, n, t, xcclSum, root, c, nullptr);
+}
+xcclResult_t xcclReduce(const void* s, void* r, size_t n, xcclDataType_t t, xcclRedOp_t o, int root, xcclComm_t c) {
+  return collective(Collective::kReduce, s, r, n, t, o, root, c, nullptr);
+}
+xcclResult_t xcclAllGather(const void* s, void* r, size_t n, xcclDataType_t t, xcclComm_t c) {
+  return collective(Collective::kAllGather, s, r, n, t, xcclSum, 0, c, nullptr);
+}
+xcclResult_t xcclReduceScatter(const void* s, void* r, size_t n, xcclDataType_t t, xcclRedOp_t o, xcclComm_t c) {
+  return collective(Collective::kReduceScatter, s, r, n, t, o, 0, c, nullptr);
+}
+xcclResult_t xcclAllToAll(const void* s, void* r, size_t n, xcclDataType_t t, xcclComm_t c) {
+  return collective(Collective::kAllToAll, s, r, n, t, xcclSum, 0, c, nullptr);
+}
+
+xcclResult_t xcclAllReduceAsync(const void* s, void* r, size_t n, xcclDataType_t t, xcclRedOp_t o, xcclComm_t c,
+                                xcclRequest_t* q) {
+  if (!q) return fail(xcclInvalidArgument, "xcclAllReduceAsync: request is NULL");
+  return collective(Collective::kAllReduce, s, r, n, t, o, 0, c, q);
+}
+xcclResult_t xcclBroadcastAsync(const void* s, void* r, size_t n, xcclDataType_t t, int root, xcclComm_t c,
+                                xcclRequest_t* q) {
+  if (!q) return fail(xcclInvalidArgument, "xcclBroadcastAsync: request is NULL");
+  return collective(Collective::kBroadcast, s, r, n, t, xcclSum, root, c, q);
+}
+xcclResult_t xcclReduceAsync(const void* s, void* r, size_t n, xcclDataType_t t, xcclRedOp_t o, int root, xcclComm_t c,
+                             xcclRequest_t* q) {
+  if (!q) return fail(xcclInvalidArgument, "xcclReduceAsync: request is NULL");
+  return collective(Collective::kReduce, s, r, n, t, o, root, c, q);
+}
+xcclResult_t xcclAllGatherAsync(const void* s, void* r, size_t n, xcclDataType_t t, xcclComm_t c, xcclRequest_t* q) {
+  if (!q) return fail(xcclInvalidArgument, "xcclAllGatherAsync: request is NULL");
+  return collective(Collective::kAllGather, s, r, n, t, xcclSum, 0, c, q);
+}
+xcclResult_t xcclReduceScatterAsync(const void* s, void* r, size_t n, xcclDataType_t t, xcclRedOp_t o, xcclComm_t c,
+                                    xcclRequest_t* q) {
+  if (!q) return fail(xcclInvalidArgument, "xcclReduceScatterAsync: request is NULL");
+  return collective(Collective::kReduceScatter, s, r, n, t, o, 0, c, q);
+}
+xcclResult_t xcclAllToAllAsync(const void* s, void* r, size_t n, xcclDataType_t t, xcclComm_t c, xcclRequest_t* q) {
+  if (!q) return fail(xcclInvalidArgument, "xcclAllToAllAsync: request is NULL");
+  return collective(Collective::kAllToAll, s, r, n, t, xcclSum, 0, c, q);
+}
+
+static xcclResult_t point_to_point(bool send, void* buf, size_t count, xcclDataType_t type, int peer, xcclComm_t comm) {
+  const char* what = send ? "xcclSend" : "xcclRecv";
+  if (!comm || !comm->impl) return fail(xcclInvalidArgument, std::string(what) + ": comm is NULL");
+  if (!valid_type(type)) return fail(xcclInvalidArgument, std::string(what) + ": unknown data type");
+  int ranks = comm->impl->ranks();
+  if (peer < 0 || peer >= ranks || peer == comm->impl->rank())
+    return fail(xcclInvalidArgument, std::string(what) + ": peer " + std::to_string(peer) + " is not another rank of 0.." +
+                                         std::to_string(ranks - 1));
+  size_t es = size_of(DataType(type));
+  if (count > std::numeric_limits<size_t>::max() / es)
+    return fail(xcclInvalidArgument, std::string(what) + ": count overflows the buffer size");
+  if (count > 0 && !buf) return fail(xcclInvalidArgument, std::string(what) + ": buffer is NULL");
+  PointToPoint p{send, peer, static_cast<std::byte*>(buf), count * es};
+  if (group_depth > 0) {
+    if (group_comm && group_comm != comm) return fail(xcclInvalidUsage, std::string(what) + ": one communicator per group");
+    group_comm = comm;
+    group_ops.push_back(p);
+    return xcclSuccess;
+  }
+  Operation o;
+  o.group = {p};
+  if (Status st = comm->impl->submit(std::move(o))->wait(); !st) return fail(xcclRemoteError, std::string(what) + ": " + st.message());
+  return xcclSuccess;
+}
+
+xcclResult_t xcclSend(const void* s, size_t n, xcclDataType_t t, int peer, xcclComm_t c) {
+  return point_to_point(true, const_cast<void*>(s), n, t, peer, c);
+}
+xcclResult_t xcclRecv(void* r, size_t n, xcclDataType_t t, int peer, xcclComm_t c) {
+  return point_to_point(false, r, n, t, peer, c);
+}
+
+xcclResult_t xcclGroupStart(void) {
+  ++group_depth;
+  return xcclSuccess;
+}
+
+xcclResult_t xcclGroupEndAsync(xcclRequest_t* request) {
+  if (group_depth == 0) return fail(xcclInvalidUsage, "xcclGroupEnd without xcclGroupStart");
+  if (--group_depth > 0) {
+    if (request) *request = nullptr;
+    return xcclSuccess;
+  }
+  xcclComm_t comm = group_comm;
+  std::vector<PointToPoint> ops = std::move(group_ops);
+  group_comm = nullptr;
+  group_ops.clear();
+  if (!comm || ops.empty()) {
+    if (request) *request = nullptr;
+    return xcclSuccess;
+  }
+  Operation o;
+  o.group = std::move(ops);
+  std::shared_ptr<RequestState> state = comm->impl->submit(std::move(o));
+  if (request) {
+    *request = new xcclRequest{state};
+    return xcclSuccess;
+  }
+  if (Status st = state->wait(); !st) return fail(xcclRemoteError, "xcclGroupEnd: " + st.message());
+  return xcclSuccess;
+}
+
+xcclResult_t xcclGroupEnd(void) { return xcclGroupEndAsync(nullptr); }
+
+}  // extern "C"

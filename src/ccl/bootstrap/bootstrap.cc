@@ -1,0 +1,190 @@
+#include "ccl/bootstrap/bootstrap.h"
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include <cstring>
+#include <sstream>
+
+#include "ccl/log.h"
+
+namespace xm::ccl {
+namespace {
+
+constexpr uint32_t kHello = 0x31534258;  // "XBS1"
+constexpr uint32_t kMaxRanks = 1u << 20;
+constexpr uint32_t kMaxBlob = 1u << 20;
+constexpr auto kHandshake = std::chrono::seconds(5);
+
+std::string peer_name(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
+  char host[INET6_ADDRSTRLEN] = "?";
+  uint16_t port = 0;
+  if (ss.ss_family == AF_INET) {
+    auto* in = reinterpret_cast<sockaddr_in*>(&ss);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+    port = ntohs(in->sin_port);
+  } else if (ss.ss_family == AF_INET6) {
+    auto* in = reinterpret_cast<sockaddr_in6*>(&ss);
+    inet_ntop(AF_INET6, &in->sin6_addr, host, sizeof host);
+    port = ntohs(in->sin6_port);
+  }
+  return net::Endpoint{host, port}.str();
+}
+
+Status send_u32(int fd, uint32_t v, net::Clock::time_point deadline) {
+  uint32_t be = htonl(v);
+  return net::send_all(fd, &be, 4, deadline);
+}
+
+Result<uint32_t> recv_u32(int fd, net::Clock::time_point deadline) {
+  uint32_t be = 0;
+  if (Status st = net::recv_all(fd, &be, 4, deadline); !st) return Error{st.message()};
+  return ntohl(be);
+}
+
+}  // namespace
+
+std::string JobId::encode() const { return "xccl1 " + root.str() + " " + net::to_hex(secret); }
+
+Result<JobId> JobId::decode(const std::string& text) {
+  std::istringstream in(text);
+  std::string tag, where, hex;
+  in >> tag >> where >> hex;
+  if (tag != "xccl1") return Error{"not an xccl unique id"};
+  Result<net::Endpoint> root = net::parse_endpoint(where);
+  if (!root) return root.error();
+  Result<net::Secret> secret = net::secret_from_hex(hex);
+  if (!secret) return secret.error();
+  return JobId{*root, *secret};
+}
+
+Result<std::unique_ptr<BootstrapRoot>> BootstrapRoot::start(const std::string& host, uint16_t port,
+                                                            const net::Secret& secret,
+                                                            std::chrono::milliseconds init_timeout) {
+  std::unique_ptr<BootstrapRoot> root(new BootstrapRoot);
+  uint16_t bound = 0;
+  Result<net::Fd> fd = net::listen_on(host, port, &bound);
+  if (!fd) return fd.error();
+  root->listener_ = std::move(fd).value();
+  root->endpoint_ = {host, bound};
+  root->secret_ = secret;
+  root->thread_ = std::thread([r = root.get(), init_timeout] { r->serve(init_timeout); });
+  return root;
+}
+
+BootstrapRoot::~BootstrapRoot() {
+  stop_ = true;
+  {
+    std::lock_guard<std::mutex> lock(clients_mu_);
+    for (net::Fd& fd : clients_)
+      if (fd) ::shutdown(fd.get(), SHUT_RDWR);
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void BootstrapRoot::serve(std::chrono::milliseconds init_timeout) {
+  const auto init_deadline = net::Clock::now() + init_timeout;
+  int ranks = -1, joined = 0;
+  // Join phase: authenticated ranks take their slot; anything else is refused.
+  while (!stop_ && (ranks < 0 || joined < ranks)) {
+    if (net::Clock::now() > init_deadline) {
+      XCCL_LOG(LogLevel::kWarn, Subsys::kBoot, 0,
+               "bootstrap root gave up: " + std::to_string(joined) + " of " + std::to_string(ranks) + " ranks joined");
+      return;
+    }
+    Result<net::Fd> got = net::accept_one(listener_.get(), net::Clock::now() + std::chrono::milliseconds(200));
+    if (!got) continue;
+    net::Fd fd = std::move(got).value();
+    std::string from = peer_name(fd.get());
+    auto refuse = [&](const std::string& why) {
+      ++refused_;
+      XCCL_LOG(LogLevel::kWarn, Subsys::kBoot, 0, "refused bootstrap connection from " + from + ": " + why);
+    };
+    auto deadline = net::Clock::now() + kHandshake;
+    if (Status st = net::authenticate(fd.get(), secret_, false, "bootstrap", deadline); !st) {
+      refuse(st.message());
+      continue;
+    }
+    uint32_t hello[4];
+    if (Status st = net::recv_all(fd.get(), hello, sizeof hello, deadline); !st) {
+      refuse(st.message());
+      continue;
+    }
+    uint32_t magic = ntohl(hello[0]), rank = ntohl(hello[1]), n = ntohl(hello[2]);
+    if (magic != kHello || n == 0 || n > kMaxRanks || rank >= n || (ranks >= 0 && int(n) != ranks)) {
+      refuse("bad hello (rank " + std::to_string(rank) + " of " + std::to_string(n) + ")");
+      continue;
+    }
+    std::lock_guard<std::mutex> lock(clients_mu_);
+    if (ranks < 0) ranks = int(n), clients_.resize(n);
+    if (clients_[rank]) {
+      refuse("rank " + std::to_string(rank) + " joined twice");
+      continue;
+    }
+    clients_[rank] = std::move(fd);
+    ++joined;
+    XCCL_LOG(LogLevel::kTrace, Subsys::kBoot, 0, "rank " + std::to_string(rank) + " joined from " + from);
+  }
+  listener_ = net::Fd();  // later connections are refused by the kernel
+  // Rounds: every rank sends a blob; every rank receives all of them.
+  const auto forever = net::Clock::now() + std::chrono::hours(24 * 365);
+  while (!stop_) {
+    std::vector<std::string> blobs(ranks);
+    for (int r = 0; r < ranks; ++r) {
+      Result<uint32_t> len = recv_u32(clients_[r].get(), forever);
+      if (!len || *len > kMaxBlob) return;  // a rank left: the job is over
+      blobs[r].resize(*len);
+      if (!net::recv_all(clients_[r].get(), blobs[r].data(), *len, forever)) return;
+    }
+    std::string reply;
+    for (const std::string& b : blobs) {
+      uint32_t be = htonl(uint32_t(b.size()));
+      reply.append(reinterpret_cast<const char*>(&be), 4);
+      reply += b;
+    }
+    for (int r = 0; r < ranks; ++r)
+      if (!net::send_all(clients_[r].get(), reply.data(), reply.size(), forever)) return;
+  }
+}
+
+Result<BootstrapClient> BootstrapClient::join(const JobId& job, int rank, int ranks, net::Clock::time_point deadline) {
+  Result<net::Fd> fd = net::connect_to(job.root, deadline);
+  if (!fd) return Error{"bootstrap: " + fd.error().message};
+  if (Status st = net::authenticate(fd->get(), job.secret, true, "bootstrap", deadline); !st)
+    return Error{"bootstrap: root at " + job.root.str() + " refused or failed the handshake: " + st.message()};
+  uint32_t hello[4] = {htonl(kHello), htonl(uint32_t(rank)), htonl(uint32_t(ranks)), 0};
+  if (Status st = net::send_all(fd->get(), hello, sizeof hello, deadline); !st) return Error{"bootstrap: " + st.message()};
+  BootstrapClient c;
+  c.fd_ = std::move(fd).value();
+  c.rank_ = rank;
+  c.ranks_ = ranks;
+  return c;
+}
+
+Result<std::vector<std::string>> BootstrapClient::allgather(const std::string& blob, net::Clock::time_point deadline) {
+  if (blob.size() > kMaxBlob) return Error{"bootstrap: blob too large"};
+  if (Status st = send_u32(fd_.get(), uint32_t(blob.size()), deadline); !st) return Error{"bootstrap: " + st.message()};
+  if (Status st = net::send_all(fd_.get(), blob.data(), blob.size(), deadline); !st)
+    return Error{"bootstrap: " + st.message()};
+  std::vector<std::string> out(ranks_);
+  for (int r = 0; r < ranks_; ++r) {
+    Result<uint32_t> len = recv_u32(fd_.get(), deadline);
+    if (!len) return Error{"bootstrap: waiting for the other ranks: " + len.error().message};
+    if (*len > kMaxBlob) return Error{"bootstrap: malformed reply from the root"};
+    out[r].resize(*len);
+    if (Status st = net::recv_all(fd_.get(), out[r].data(), *len, deadline); !st)
+      return Error{"bootstrap: " + st.message()};
+  }
+  return out;
+}
+
+Status BootstrapClient::barrier(net::Clock::time_point deadline) {
+  Result<std::vector<std::string>> r = allgather("", deadline);
+  if (!r) return r.error();
+  return Status::Ok();
+}
+
+}  // namespace xm::ccl

@@ -1,0 +1,98 @@
+// A communicator: this rank's place in a job, its links to every peer, and a worker
+// thread that runs the operations queued on it, in order.
+//
+// Contract: submit() is called by one application thread at a time and never blocks;
+// the worker is the only thread that touches the links. A failed operation puts the
+// communicator in a failed state (async_error) and fails everything queued after it.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "ccl/bootstrap/bootstrap.h"
+#include "ccl/executor.h"
+#include "ccl/settings.h"
+#include "ccl/shm/shm_transport.h"
+
+namespace xm::ccl {
+
+// Completion of one queued operation, shared by the worker and the waiting caller.
+class RequestState {
+ public:
+  void finish(Status status);
+  Status wait();
+  bool done() const;
+  Status status() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  Status status_;
+};
+
+// One send or receive of a point-to-point group, in bytes.
+struct PointToPoint {
+  bool send = true;
+  int peer = 0;
+  std::byte* buffer = nullptr;
+  size_t bytes = 0;
+};
+
+struct Operation {
+  CollectiveArgs args;                // a collective, unless `group` is non-empty
+  const std::byte* input = nullptr;
+  std::byte* output = nullptr;
+  std::vector<PointToPoint> group;
+  std::shared_ptr<RequestState> request = std::make_shared<RequestState>();
+};
+
+class Comm {
+ public:
+  // Joins the job as `rank` of `ranks`. `root`, if this process hosts the bootstrap
+  // root, is kept alive as long as the communicator.
+  static Result<std::unique_ptr<Comm>> create(const JobId& job, int rank, int ranks,
+                                              std::unique_ptr<BootstrapRoot> root, const Settings& settings);
+  ~Comm();  // finishes queued operations, then stops
+
+  int rank() const { return rank_; }
+  int ranks() const { return ranks_; }
+  const Settings& settings() const { return settings_; }
+
+  // Queues `op`; its request reports completion.
+  std::shared_ptr<RequestState> submit(Operation op);
+  // Fails queued and running operations and stops the worker.
+  void abort();
+  Status async_error() const;
+
+ private:
+  Comm() = default;
+  Status connect(const JobId& job);
+  void work();
+  Status run(Operation& op);
+
+  int rank_ = 0, ranks_ = 1;
+  Settings settings_;
+  std::unique_ptr<BootstrapRoot> root_;
+  std::unique_ptr<BootstrapClient> bootstrap_;
+  std::unique_ptr<ShmSegment> own_segment_;
+  std::vector<std::unique_ptr<ShmSegment>> peer_segments_;
+  std::vector<std::unique_ptr<Link>> links_;
+  std::vector<Link*> link_table_;  // by peer rank; null for self
+  std::vector<std::byte> scratch_;  // grown once, reused: fresh pages cost more than copies
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Operation> queue_;
+  bool stopping_ = false;
+  Status failed_;
+  std::atomic<bool> cancel_{false};
+  std::thread worker_;
+};
+
+}  // namespace xm::ccl

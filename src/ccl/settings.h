@@ -1,0 +1,37 @@
+// Every XCCL_ setting in one place, read from the environment when a communicator is
+// made. A malformed value is an error naming the variable, never a silent default.
+// The table in settings.cc is the documentation (docs/xccl.md repeats it).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+#include "util/result.h"
+
+namespace xm::ccl {
+
+struct Settings {
+  std::chrono::milliseconds timeout{30000};            // XCCL_TIMEOUT_MS: one operation
+  std::chrono::milliseconds init_timeout{120000};      // XCCL_INIT_TIMEOUT_MS: joining
+  size_t chunk_bytes = 512 << 10;                      // XCCL_CHUNK_BYTES: pipelining grain
+  size_t shm_fifo_bytes = 4 << 20;                     // XCCL_SHM_FIFO_BYTES: per peer, power of two
+  bool shm_disable = false;                            // XCCL_SHM_DISABLE=1: sockets even on one host
+  std::string rails;                                   // XCCL_RAILS: addr[@gbps],... one per NIC
+  std::string bootstrap_addr = "127.0.0.1";            // XCCL_BOOTSTRAP_ADDR: where xcclGetUniqueId listens
+};
+
+Result<Settings> settings_from_environment();
+
+// Where a job launched by torchrun, mpirun or srun finds itself.
+struct LaunchEnv {
+  int rank = 0, ranks = 1, local_rank = 0;
+  std::string master_addr;
+  uint16_t master_port = 0;
+  std::string launcher;  // "torchrun", "mpirun", "srun", "xccl"
+  std::string secret_hex;
+};
+
+Result<LaunchEnv> launch_env_from_environment();
+
+}  // namespace xm::ccl

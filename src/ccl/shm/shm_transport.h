@@ -1,0 +1,57 @@
+// Shared memory between ranks on one host (the NVLink role): each rank owns one
+// segment holding a FIFO from every peer; a peer writes straight into it and the
+// owner reduces or copies straight out of it — one copy each way, no socket.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ccl/link.h"
+#include "util/result.h"
+
+namespace xm::ccl {
+
+class ShmSegment {
+ public:
+  // Creates this rank's segment for `ranks` incoming FIFOs of `fifo_bytes` (a power of two).
+  static Result<std::unique_ptr<ShmSegment>> create(int ranks, size_t fifo_bytes);
+  // Maps a peer's segment by name.
+  static Result<std::unique_ptr<ShmSegment>> open(const std::string& name, int ranks, size_t fifo_bytes);
+  ~ShmSegment();
+
+  const std::string& name() const { return name_; }
+  // Removes the name (mappings stay valid); call once every peer has mapped it.
+  void unlink();
+  // The FIFO that carries bytes from rank `from` into this segment's owner.
+  ByteFifo fifo_from(int from) const;
+
+ private:
+  ShmSegment() = default;
+  std::string name_;
+  void* base_ = nullptr;
+  size_t bytes_ = 0, fifo_bytes_ = 0;
+  bool owner_ = false, linked_ = false;
+};
+
+// A link to a peer on this host: writes into the peer's segment, reads from ours. Reports
+// the peer's death (its pid gone) instead of waiting for the executor's timeout.
+class ShmLink final : public Link {
+ public:
+  ShmLink(ByteFifo out, ByteFifo in, pid_t peer_pid) : out_(out), in_(in), peer_pid_(peer_pid) {}
+  size_t send_some(const std::byte* data, size_t bytes) override { return out_.write(data, bytes); }
+  std::span<const std::byte> readable() override { return in_.readable(); }
+  void consume(size_t bytes) override { in_.consume(bytes); }
+  Status status() const override;
+
+ private:
+  ByteFifo out_, in_;
+  pid_t peer_pid_;
+  mutable std::chrono::steady_clock::time_point next_check_{};
+  mutable bool peer_gone_ = false;
+};
+
+}  // namespace xm::ccl

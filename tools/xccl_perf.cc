@@ -1,0 +1,283 @@
+// xccl-perf: the nccl-tests of xccl. Same flags, same columns, same busbw factors.
+//
+//   xccl-perf [all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce]
+//             [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-n ITERS] [-w WARMUP] [-c 0|1]
+//             [-o sum|prod|min|max|avg] [-d TYPE] [-r ROOT] [--np N]
+//
+// With --np N it launches N local ranks itself (hosting the bootstrap root); under
+// torchrun, mpirun or srun it runs as one rank of the launcher's job.
+#include <sys/wait.h>
+#include <unistd.h>
+#include <xccl/xccl.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ccl/check.h"
+#include "ccl/reduce.h"
+
+namespace {
+
+using namespace xm::ccl;
+
+struct Options {
+  std::string collective = "all_reduce";
+  std::string min_bytes = "32M", max_bytes = "32M";
+  double factor = 2;
+  std::string increment = "0";
+  int iters = 20, warmup = 5, check = 1, root = 0, np = 0;
+  std::string op = "sum", type = "float";
+};
+
+Collective parse_collective(const std::string& s) {
+  static const std::pair<const char*, Collective> names[] = {
+      {"all_reduce", Collective::kAllReduce}, {"all_gather", Collective::kAllGather},
+      {"reduce_scatter", Collective::kReduceScatter}, {"alltoall", Collective::kAllToAll},
+      {"broadcast", Collective::kBroadcast}, {"reduce", Collective::kReduce}};
+  for (auto& [n, c] : names)
+    if (s == n) return c;
+  throw CLI::ValidationError("collective", "\"" + s + "\" is not all_reduce, all_gather, reduce_scatter, alltoall, broadcast or reduce");
+}
+
+size_t parse_bytes(const std::string& s) {
+  char* end = nullptr;
+  double v = std::strtod(s.c_str(), &end);
+  std::string unit = end;
+  double mult = unit.empty() ? 1 : unit == "K" || unit == "k" ? 1 << 10 : unit == "M" || unit == "m" ? 1 << 20
+              : unit == "G" || unit == "g" ? double(1 << 30) : -1;
+  if (end == s.c_str() || mult < 0 || v < 0) throw CLI::ValidationError("size", "\"" + s + "\" is not a size like 8, 64K, 128M or 1G");
+  return size_t(v * mult);
+}
+
+DataType parse_type(const std::string& s) {
+  static const std::pair<const char*, DataType> names[] = {
+      {"int8", DataType::kInt8}, {"uint8", DataType::kUint8}, {"int32", DataType::kInt32}, {"int", DataType::kInt32},
+      {"int64", DataType::kInt64}, {"half", DataType::kFloat16}, {"float16", DataType::kFloat16},
+      {"bfloat16", DataType::kBfloat16}, {"float", DataType::kFloat32}, {"float32", DataType::kFloat32},
+      {"double", DataType::kFloat64}, {"float64", DataType::kFloat64}};
+  for (auto& [n, t] : names)
+    if (s == n) return t;
+  throw CLI::ValidationError("-d", "\"" + s + "\" is not int8, uint8, int32, int64, half, bfloat16, float or double");
+}
+
+RedOp parse_op(const std::string& s) {
+  static const char* names[] = {"sum", "prod", "min", "max", "avg"};
+  for (int i = 0; i < 5; ++i)
+    if (s == names[i]) return RedOp(i);
+  throw CLI::ValidationError("-o", "\"" + s + "\" is not sum, prod, min, max or avg");
+}
+
+// nccl-tests' bus bandwidth factors.
+double bus_factor(Collective c, int n) {
+  switch (c) {
+    case Collective::kAllReduce: return 2.0 * (n - 1) / n;
+    case Collective::kAllGather: case Collective::kReduceScatter: case Collective::kAllToAll: return double(n - 1) / n;
+    default: return 1.0;
+  }
+}
+
+[[noreturn]] void die(const char* what, xcclResult_t r) {
+  std::fprintf(stderr, "xccl-perf: %s: %s (%s)\n", what, xcclGetErrorString(r), xcclGetLastError());
+  std::exit(1);
+}
+#define CHECK(call)                      \
+  do {                                   \
+    xcclResult_t r_ = (call);            \
+    if (r_ != xcclSuccess) die(#call, r_); \
+  } while (0)
+
+xcclResult_t launch(Collective c, const void* in, void* out, size_t count, xcclDataType_t t, xcclRedOp_t op, int root,
+                    xcclComm_t comm) {
+  switch (c) {
+    case Collective::kAllReduce: return xcclAllReduce(in, out, count, t, op, comm);
+    case Collective::kAllGather: return xcclAllGather(in, out, count, t, comm);
+    case Collective::kReduceScatter: return xcclReduceScatter(in, out, count, t, op, comm);
+    case Collective::kAllToAll: return xcclAllToAll(in, out, count, t, comm);
+    case Collective::kBroadcast: return xcclBroadcast(in, out, count, t, root, comm);
+    case Collective::kReduce: return xcclReduce(in, out, count, t, op, root, comm);
+  }
+  return xcclInvalidArgument;
+}
+
+// Runs one size, out of place or in place; returns (seconds per op, wrong elements).
+std::pair<double, long long> run_size(const Options& o, Collective c, DataType type, RedOp op, size_t per_rank,
+                                      int rank, int ranks, std::vector<std::byte>& send, std::vector<std::byte>& recv,
+                                      bool in_place, xcclComm_t comm) {
+  const size_t es = size_of(type);
+  CollectiveArgs a;
+  a.collective = c;
+  a.count = per_rank;
+  a.type = type;
+  a.op = op;
+  a.root = o.root;
+  a.ranks = ranks;
+  a.rank = rank;
+  size_t in_count = per_rank * (c == Collective::kReduceScatter || c == Collective::kAllToAll ? ranks : 1);
+  size_t out_count = check::output_count(a);
+  std::byte* in = send.data();
+  std::byte* out = recv.data();
+  if (in_place) {  // NCCL's in-place layouts
+    if (c == Collective::kAllGather) in = out + size_t(rank) * per_rank * es;
+    else if (c == Collective::kReduceScatter) out = (in = recv.data()) + size_t(rank) * per_rank * es;
+    else in = out;
+  }
+  auto fill = [&] {
+    std::vector<std::byte> v = check::make_input(a, rank);
+    std::memcpy(in, v.data(), in_count * es);
+  };
+  auto t = xcclDataType_t(type);
+  auto xop = xcclRedOp_t(op);
+  long long wrong = 0;
+  if (o.check) {
+    fill();
+    CHECK(launch(c, in, out, per_rank, t, xop, o.root, comm));
+    std::vector<std::byte> want = check::expected_output(a, rank);
+    for (size_t i = 0; i < want.size() / es; ++i) wrong += std::memcmp(out + i * es, want.data() + i * es, es) != 0;
+    (void)out_count;
+  }
+  for (int i = 0; i < o.warmup; ++i) CHECK(launch(c, in, out, per_rank, t, xop, o.root, comm));
+  CHECK(xcclAllReduce(&wrong, &wrong, 1, xcclInt64, xcclSum, comm));  // also lines the ranks up
+  auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < o.iters; ++i) CHECK(launch(c, in, out, per_rank, t, xop, o.root, comm));
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / o.iters;
+  CHECK(xcclAllReduce(&seconds, &seconds, 1, xcclFloat64, xcclMax, comm));  // the slowest rank sets the pace
+  return {seconds, wrong};
+}
+
+int run_rank(const Options& o, xcclComm_t comm) {
+  int rank = 0, ranks = 1;
+  CHECK(xcclCommUserRank(comm, &rank));
+  CHECK(xcclCommCount(comm, &ranks));
+  Collective c = parse_collective(o.collective);
+  DataType type = parse_type(o.type);
+  RedOp op = parse_op(o.op);
+  const size_t es = size_of(type), min = parse_bytes(o.min_bytes), max = parse_bytes(o.max_bytes);
+  const size_t step = parse_bytes(o.increment);
+  const bool scaled = c == Collective::kAllGather || c == Collective::kReduceScatter || c == Collective::kAllToAll;
+  const bool reducing = c == Collective::kAllReduce || c == Collective::kReduce || c == Collective::kReduceScatter;
+  // Buffers for the largest size, allocated and touched once.
+  size_t max_elems = (max / es / (scaled ? ranks : 1) + 1) * (scaled ? ranks : 1);
+  std::vector<std::byte> send(max_elems * es), recv(max_elems * es);
+  if (rank == 0) {
+    std::printf("# xccl-perf: %s, %d ranks, %s %s, %d iterations after %d warm-up, check %s\n", o.collective.c_str(),
+                ranks, to_string(type), reducing ? to_string(op) : "none", o.iters, o.warmup, o.check ? "on" : "off");
+    std::printf("#\n#%77s%31s\n", "out-of-place", "in-place");
+    std::printf("#%11s %12s %8s %6s %6s %9s %7s %7s %6s %9s %7s %7s %6s\n", "size", "count", "type", "redop", "root",
+                "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
+    std::printf("#%11s %12s %8s %6s %6s %9s %7s %7s %6s %9s %7s %7s %6s\n", "(B)", "(elements)", "", "", "", "(us)",
+                "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+  }
+  double busbw_sum = 0;
+  int rows = 0;
+  long long wrong_total = 0;
+  for (size_t bytes = min; bytes <= max; bytes = step ? bytes + step : size_t(std::max<double>(bytes * o.factor, bytes + 1))) {
+    size_t total = bytes / es / (scaled ? ranks : 1) * (scaled ? ranks : 1);  // whole elements, whole blocks
+    size_t per_rank = scaled ? total / ranks : total;
+    size_t size = total * es;
+    auto [t_out, w_out] = run_size(o, c, type, op, per_rank, rank, ranks, send, recv, false, comm);
+    auto [t_in, w_in] = run_size(o, c, type, op, per_rank, rank, ranks, send, recv, true, comm);
+    double f = bus_factor(c, ranks);
+    double alg_out = size / t_out / 1e9, alg_in = size / t_in / 1e9;
+    busbw_sum += alg_out * f + alg_in * f;
+    rows += 2;
+    wrong_total += w_out + w_in;
+    if (rank == 0) {
+      std::string root = c == Collective::kBroadcast || c == Collective::kReduce ? std::to_string(o.root) : "-1";
+      std::printf(" %11zu %12zu %8s %6s %6s %9.2f %7.2f %7.2f %6lld %9.2f %7.2f %7.2f %6lld\n", size, total,
+                  to_string(type), reducing ? to_string(op) : "none", root.c_str(), t_out * 1e6, alg_out, alg_out * f,
+                  o.check ? w_out : -1, t_in * 1e6, alg_in, alg_in * f, o.check ? w_in : -1);
+      std::fflush(stdout);
+    }
+    if (bytes == max) break;
+  }
+  if (rank == 0) {
+    std::printf("# Out of bounds values : %lld %s\n", wrong_total, wrong_total ? "FAILED" : "OK");
+    std::printf("# Avg bus bandwidth    : %g\n#\n", rows ? busbw_sum / rows : 0.0);
+  }
+  return wrong_total ? 1 : 0;
+}
+
+// --np N: this process hosts the bootstrap root and starts N copies of itself as ranks.
+int launch_local(int np, char** argv) {
+  xcclUniqueId id;
+  CHECK(xcclGetUniqueId(&id));
+  std::vector<pid_t> children;
+  for (int r = 0; r < np; ++r) {
+    pid_t pid = fork();
+    if (pid < 0) {
+      std::perror("xccl-perf: fork");
+      return 1;
+    }
+    if (pid == 0) {
+      setenv("XCCL_UNIQUE_ID", id.internal, 1);
+      setenv("XCCL_RANK", std::to_string(r).c_str(), 1);
+      setenv("XCCL_WORLD_SIZE", std::to_string(np).c_str(), 1);
+      setenv("XCCL_LOCAL_RANK", std::to_string(r).c_str(), 1);
+      execv("/proc/self/exe", argv);
+      std::perror("xccl-perf: exec");
+      _exit(127);
+    }
+    children.push_back(pid);
+  }
+  int failures = 0;
+  for (size_t done = 0; done < children.size(); ++done) {
+    int status = 0;
+    pid_t pid = wait(&status);
+    bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (!ok) {
+      ++failures;
+      std::fprintf(stderr, "xccl-perf: rank process %d %s %d\n", int(pid),
+                   WIFSIGNALED(status) ? "killed by signal" : "exited with", WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    }
+  }
+  return failures ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"xccl-perf: measure xccl collectives the way nccl-tests measures NCCL"};
+  app.add_option("collective", o.collective, "all_reduce, all_gather, reduce_scatter, alltoall, broadcast, reduce")
+      ->capture_default_str();
+  app.add_option("-b,--minbytes", o.min_bytes, "smallest size (8, 64K, 128M, 1G)")->capture_default_str();
+  app.add_option("-e,--maxbytes", o.max_bytes, "largest size")->capture_default_str();
+  app.add_option("-f,--stepfactor", o.factor, "multiply the size by this each step")->capture_default_str();
+  app.add_option("-i,--stepbytes", o.increment, "add this to the size each step (instead of -f)");
+  app.add_option("-n,--iters", o.iters, "timed iterations per size")->capture_default_str();
+  app.add_option("-w,--warmup_iters", o.warmup, "untimed iterations first")->capture_default_str();
+  app.add_option("-c,--check", o.check, "check results exactly (1) or not (0)")->capture_default_str();
+  app.add_option("-o,--op", o.op, "sum, prod, min, max, avg")->capture_default_str();
+  app.add_option("-d,--datatype", o.type, "int8, uint8, int32, int64, half, bfloat16, float, double")->capture_default_str();
+  app.add_option("-r,--root", o.root, "root of broadcast and reduce")->capture_default_str();
+  app.add_option("--np", o.np, "launch this many local ranks (else run as one rank of torchrun/mpirun/srun)");
+  CLI11_PARSE(app, argc, argv);
+  try {  // validate before launching anything
+    parse_collective(o.collective), parse_type(o.type), parse_op(o.op);
+    if (parse_bytes(o.min_bytes) > parse_bytes(o.max_bytes)) throw CLI::ValidationError("-b", "is larger than -e");
+    if (o.iters < 1 || o.warmup < 0 || (o.factor <= 1 && o.increment == "0"))
+      throw CLI::ValidationError("-n/-w/-f", "need -n >= 1, -w >= 0 and -f > 1 (or -i)");
+  } catch (const CLI::Error& e) {
+    return app.exit(e);
+  }
+  if (o.np > 0 && !std::getenv("XCCL_UNIQUE_ID")) return launch_local(o.np, argv);
+
+  xcclComm_t comm = nullptr;
+  if (const char* id_text = std::getenv("XCCL_UNIQUE_ID")) {
+    xcclUniqueId id{};
+    std::strncpy(id.internal, id_text, sizeof id.internal - 1);
+    CHECK(xcclCommInitRank(&comm, std::atoi(std::getenv("XCCL_WORLD_SIZE")), id, std::atoi(std::getenv("XCCL_RANK"))));
+  } else {
+    CHECK(xcclCommInitFromEnv(&comm));
+  }
+  int rc = run_rank(o, comm);
+  CHECK(xcclCommDestroy(comm));
+  return rc;
+}
