@@ -39,7 +39,7 @@ std::vector<std::unique_ptr<BootstrapRoot>> hosted_roots;
 std::unique_ptr<BootstrapRoot> adopt_root(const net::Endpoint& at) {
   std::lock_guard<std::mutex> lock(roots_mu);
   for (auto it = hosted_roots.begin(); it != hosted_roots.end(); ++it)
-    if ((*it)->endpoint().port == at.port && (*it)->endpoint().host == at.host) {
+    if ((*it)->hosted_here() && (*it)->endpoint().port == at.port && (*it)->endpoint().host == at.host) {
       std::unique_ptr<BootstrapRoot> r = std::move(*it);
       hosted_roots.erase(it);
       return r;
@@ -103,13 +103,11 @@ xcclResult_t collective(Collective kind, const void* send, void* recv, size_t co
     case Collective::kReduceScatter: o.args.in_place = out == o.input + size_t(rank) * count * es; break;
     default: o.args.in_place = o.input == out; break;
   }
-  // Non-root ranks of reduce have no output; scratch stands in for it.
-  std::shared_ptr<RequestState> state = comm->impl->submit(std::move(o));
   if (request) {
-    *request = new xcclRequest{state};
+    *request = new xcclRequest{comm->impl->submit(std::move(o))};
     return xcclSuccess;
   }
-  if (Status st = state->wait(); !st) return fail(xcclRemoteError, what + ": " + st.message());
+  if (Status st = comm->impl->run_blocking(std::move(o)); !st) return fail(xcclRemoteError, what + ": " + st.message());
   return xcclSuccess;
 }
 
@@ -310,7 +308,8 @@ static xcclResult_t point_to_point(bool send, void* buf, size_t count, xcclDataT
   }
   Operation o;
   o.group = {p};
-  if (Status st = comm->impl->submit(std::move(o))->wait(); !st) return fail(xcclRemoteError, std::string(what) + ": " + st.message());
+  if (Status st = comm->impl->run_blocking(std::move(o)); !st)
+    return fail(xcclRemoteError, std::string(what) + ": " + st.message());
   return xcclSuccess;
 }
 
@@ -342,12 +341,11 @@ xcclResult_t xcclGroupEndAsync(xcclRequest_t* request) {
   }
   Operation o;
   o.group = std::move(ops);
-  std::shared_ptr<RequestState> state = comm->impl->submit(std::move(o));
   if (request) {
-    *request = new xcclRequest{state};
+    *request = new xcclRequest{comm->impl->submit(std::move(o))};
     return xcclSuccess;
   }
-  if (Status st = state->wait(); !st) return fail(xcclRemoteError, "xcclGroupEnd: " + st.message());
+  if (Status st = comm->impl->run_blocking(std::move(o)); !st) return fail(xcclRemoteError, "xcclGroupEnd: " + st.message());
   return xcclSuccess;
 }
 

@@ -146,6 +146,27 @@ std::shared_ptr<RequestState> Comm::submit(Operation op) {
   return request;
 }
 
+Status Comm::run_blocking(Operation op) {
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!failed_.ok()) return failed_;
+    if (stopping_) return Error{"communicator is shutting down"};
+    if (busy_ || !queue_.empty()) {
+      lock.unlock();
+      return submit(std::move(op))->wait();
+    }
+    busy_ = true;
+  }
+  Status st = run(op);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    busy_ = false;
+    if (!st && failed_.ok()) failed_ = st;
+  }
+  cv_.notify_all();
+  return st;
+}
+
 void Comm::abort() {
   cancel_ = true;
   {
@@ -167,7 +188,7 @@ void Comm::work() {
     Operation op;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      cv_.wait(lock, [&] { return (stopping_ && !busy_) || (!queue_.empty() && !busy_); });
       if (queue_.empty()) return;
       op = std::move(queue_.front());
       queue_.pop_front();
@@ -175,12 +196,15 @@ void Comm::work() {
         op.request->finish(failed_);
         continue;
       }
+      busy_ = true;
     }
     Status st = run(op);
-    if (!st) {
+    {
       std::lock_guard<std::mutex> lock(mu_);
-      if (failed_.ok()) failed_ = st;
+      busy_ = false;
+      if (!st && failed_.ok()) failed_ = st;
     }
+    cv_.notify_all();
     op.request->finish(st);
   }
 }

@@ -66,6 +66,9 @@ class Comm {
 
   // Queues `op`; its request reports completion.
   std::shared_ptr<RequestState> submit(Operation op);
+  // Runs `op` and returns when it is done: on the calling thread when nothing is queued
+  // (no hand-off to the worker, which costs microseconds), else after the queue.
+  Status run_blocking(Operation op);
   // Fails queued and running operations and stops the worker.
   void abort();
   Status async_error() const;
@@ -90,6 +93,7 @@ class Comm {
   std::condition_variable cv_;
   std::deque<Operation> queue_;
   bool stopping_ = false;
+  bool busy_ = false;  // an operation is running (on the worker or a blocking caller)
   Status failed_;
   std::atomic<bool> cancel_{false};
   std::thread worker_;

@@ -2,6 +2,7 @@
 
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <sstream>
@@ -71,18 +72,25 @@ Result<std::unique_ptr<BootstrapRoot>> BootstrapRoot::start(const std::string& h
   root->listener_ = std::move(fd).value();
   root->endpoint_ = {host, bound};
   root->secret_ = secret;
-  root->thread_ = std::thread([r = root.get(), init_timeout] { r->serve(init_timeout); });
+  root->owner_pid_ = getpid();
+  root->thread_ = std::make_unique<std::thread>([r = root.get(), init_timeout] { r->serve(init_timeout); });
   return root;
 }
 
+bool BootstrapRoot::hosted_here() const { return owner_pid_ == getpid(); }
+
 BootstrapRoot::~BootstrapRoot() {
+  if (!hosted_here()) {  // a forked copy: the thread is not ours to stop
+    (void)thread_.release();
+    return;
+  }
   stop_ = true;
   {
     std::lock_guard<std::mutex> lock(clients_mu_);
     for (net::Fd& fd : clients_)
       if (fd) ::shutdown(fd.get(), SHUT_RDWR);
   }
-  if (thread_.joinable()) thread_.join();
+  if (thread_ && thread_->joinable()) thread_->join();
 }
 
 void BootstrapRoot::serve(std::chrono::milliseconds init_timeout) {

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <atomic>
+#include <sys/types.h>
+
 #include <memory>
 #include <mutex>
 #include <string>
@@ -36,6 +38,8 @@ class BootstrapRoot {
   net::Endpoint endpoint() const { return endpoint_; }
   // Connections refused so far (stray or hostile peers).
   int refused() const { return refused_.load(); }
+  // True in the process that started the root (not in a child forked from it).
+  bool hosted_here() const;
 
  private:
   BootstrapRoot() = default;
@@ -47,7 +51,10 @@ class BootstrapRoot {
   std::atomic<bool> stop_{false};
   std::mutex clients_mu_;          // clients_ is filled by the thread, shut down by ~BootstrapRoot
   std::vector<net::Fd> clients_;
-  std::thread thread_;
+  // The serving thread exists only in the process that started it; a forked child
+  // inherits this object but not the thread, and must neither join nor adopt it.
+  pid_t owner_pid_ = 0;
+  std::unique_ptr<std::thread> thread_;
 };
 
 // A rank's connection to the root.

@@ -1,0 +1,131 @@
+// Bad arguments, strangers and dead peers: clear errors, never a crash or a hang.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "ccl/bootstrap/bootstrap.h"
+#include "process_world.h"
+
+namespace xm::ccl {
+namespace {
+
+// A one-rank communicator in this process (no peers, no shared memory needed).
+class OneRank : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    xcclUniqueId id;
+    ASSERT_EQ(xcclGetUniqueId(&id), xcclSuccess) << xcclGetLastError();
+    ASSERT_EQ(xcclCommInitRank(&comm_, 1, id, 0), xcclSuccess) << xcclGetLastError();
+  }
+  void TearDown() override { EXPECT_EQ(xcclCommDestroy(comm_), xcclSuccess); }
+  xcclComm_t comm_ = nullptr;
+};
+
+TEST_F(OneRank, WrongArgumentsReturnErrorsWithMessages) {
+  float x[4] = {1, 2, 3, 4}, y[4];
+  EXPECT_EQ(xcclAllReduce(nullptr, y, 4, xcclFloat, xcclSum, comm_), xcclInvalidArgument);
+  EXPECT_NE(std::strstr(xcclGetLastError(), "sendbuff is NULL"), nullptr) << xcclGetLastError();
+  EXPECT_EQ(xcclAllReduce(x, nullptr, 4, xcclFloat, xcclSum, comm_), xcclInvalidArgument);
+  EXPECT_NE(std::strstr(xcclGetLastError(), "recvbuff is NULL"), nullptr);
+  EXPECT_EQ(xcclAllReduce(x, y, 4, xcclDataType_t(42), xcclSum, comm_), xcclInvalidArgument);
+  EXPECT_NE(std::strstr(xcclGetLastError(), "unknown data type 42"), nullptr);
+  EXPECT_EQ(xcclAllReduce(x, y, 4, xcclFloat, xcclRedOp_t(-1), comm_), xcclInvalidArgument);
+  EXPECT_NE(std::strstr(xcclGetLastError(), "unknown reduction op"), nullptr);
+  EXPECT_EQ(xcclAllGather(x, y, std::numeric_limits<size_t>::max() / 2, xcclFloat, comm_), xcclInvalidArgument);
+  EXPECT_NE(std::strstr(xcclGetLastError(), "overflows"), nullptr) << xcclGetLastError();
+  EXPECT_EQ(xcclBroadcast(x, y, 4, xcclFloat, 1, comm_), xcclInvalidArgument);
+  EXPECT_NE(std::strstr(xcclGetLastError(), "root 1 is not a rank of 0..0"), nullptr) << xcclGetLastError();
+  EXPECT_EQ(xcclSend(x, 4, xcclFloat, 0, comm_), xcclInvalidArgument);  // to itself
+  EXPECT_EQ(xcclAllReduce(x, y, 4, xcclFloat, xcclSum, nullptr), xcclInvalidArgument);
+  EXPECT_EQ(xcclGroupEnd(), xcclInvalidUsage);
+  // Count 0 with null buffers is fine, and the communicator still works after errors.
+  EXPECT_EQ(xcclAllReduce(nullptr, nullptr, 0, xcclFloat, xcclSum, comm_), xcclSuccess);
+  EXPECT_EQ(xcclAllReduce(x, y, 4, xcclFloat, xcclMax, comm_), xcclSuccess);
+  EXPECT_EQ(y[3], 4.0f);
+}
+
+TEST(XcclInit, RankOutOfRangeAndBadIds) {
+  xcclUniqueId id;
+  ASSERT_EQ(xcclGetUniqueId(&id), xcclSuccess);
+  xcclComm_t comm = nullptr;
+  EXPECT_EQ(xcclCommInitRank(&comm, 2, id, 2), xcclInvalidArgument);
+  EXPECT_NE(std::strstr(xcclGetLastError(), "rank 2 is not in 0..1"), nullptr) << xcclGetLastError();
+  EXPECT_EQ(xcclCommInitRank(&comm, 0, id, 0), xcclInvalidArgument);
+  xcclUniqueId junk{};
+  std::strcpy(junk.internal, "not an id");
+  EXPECT_EQ(xcclCommInitRank(&comm, 1, junk, 0), xcclInvalidArgument);
+  EXPECT_NE(std::strstr(xcclGetLastError(), "not an xccl unique id"), nullptr);
+}
+
+TEST(XcclInit, FromEnvironmentExplainsWhatIsMissing) {
+  ::unsetenv("RANK");
+  ::unsetenv("XCCL_RANK");
+  ::unsetenv("OMPI_COMM_WORLD_RANK");
+  ::unsetenv("SLURM_PROCID");
+  xcclComm_t comm = nullptr;
+  EXPECT_EQ(xcclCommInitFromEnv(&comm), xcclInvalidArgument);
+  EXPECT_NE(std::strstr(xcclGetLastError(), "no launcher environment"), nullptr) << xcclGetLastError();
+}
+
+TEST(Bootstrap, StrangersAreRefusedAndTheJobStillForms) {
+  net::Secret secret = net::random_secret();
+  auto root = BootstrapRoot::start("127.0.0.1", 0, secret, std::chrono::seconds(20)).value();
+  JobId job{root->endpoint(), secret};
+  auto soon = [] { return net::Clock::now() + std::chrono::seconds(5); };
+  // A client with the wrong secret.
+  JobId wrong{root->endpoint(), net::random_secret()};
+  Result<BootstrapClient> impostor = BootstrapClient::join(wrong, 0, 2, soon());
+  EXPECT_FALSE(impostor.ok());
+  // A raw connection that sends garbage, and one that says nothing and hangs up.
+  {
+    auto fd = net::connect_to(root->endpoint(), soon()).value();
+    const char junk[] = "GET / HTTP/1.1\r\nHost: x\r\n\r\n0123456789012345678901234567890123456789";
+    ASSERT_TRUE(net::send_all(fd.get(), junk, sizeof junk, soon()).ok());
+    char reply[4096];  // the root's half of the handshake is 48 bytes, then it hangs up
+    Status st = net::recv_all(fd.get(), reply, sizeof reply, soon());
+    ASSERT_FALSE(st.ok());
+    EXPECT_NE(st.message().find("closed"), std::string::npos) << st.message();
+  }
+  { auto fd = net::connect_to(root->endpoint(), soon()).value(); }
+  // The real ranks still join and exchange.
+  Result<BootstrapClient> a = BootstrapClient::join(job, 0, 2, soon());
+  Result<BootstrapClient> b = BootstrapClient::join(job, 1, 2, soon());
+  ASSERT_TRUE(a.ok()) << a.error().message;
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  std::thread t([&] { EXPECT_TRUE(b->allgather("from b", soon()).ok()); });
+  Result<std::vector<std::string>> all = a->allgather("from a", soon());
+  t.join();
+  ASSERT_TRUE(all.ok()) << all.error().message;
+  EXPECT_EQ(*all, (std::vector<std::string>{"from a", "from b"}));
+  for (int i = 0; i < 100 && root->refused() < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(root->refused(), 3);
+}
+
+TEST(XcclProcesses, ADeadRankMakesTheOthersFailWithinTheTimeout) {
+  ::setenv("XCCL_TIMEOUT_MS", "2000", 1);
+  auto started = std::chrono::steady_clock::now();
+  auto results = test::run_ranks(3, [](xcclComm_t comm, int rank) {
+    if (rank == 2) _exit(0);  // dies right after joining
+    std::vector<float> x(1 << 20, 1.0f);
+    xcclResult_t r = xcclAllReduce(x.data(), x.data(), x.size(), xcclFloat, xcclSum, comm);
+    if (r == xcclSuccess) return 10;  // must not succeed without rank 2
+    xcclResult_t async = xcclSuccess;
+    xcclCommGetAsyncError(comm, &async);
+    if (async != xcclRemoteError) return 11;
+    std::fprintf(stderr, "rank %d saw: %s\n", rank, xcclGetLastError());
+    xcclCommAbort(comm);
+    _exit(0);
+  });
+  ::unsetenv("XCCL_TIMEOUT_MS");
+  auto elapsed = std::chrono::steady_clock::now() - started;
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(results[0].exit_code, 0);
+  EXPECT_EQ(results[1].exit_code, 0);
+  EXPECT_LT(elapsed, std::chrono::seconds(15)) << "the survivors must not hang";
+}
+
+}  // namespace
+}  // namespace xm::ccl
