@@ -83,6 +83,11 @@ Status Comm::connect(const JobId& job) {
 
   const std::string me = host_id();
   std::string blob = "host=" + me + "\npid=" + std::to_string(getpid()) + "\n";
+  Result<std::vector<Rail>> rails = parse_rails(settings_.rails, bootstrap_->local_address());
+  if (!rails) return rails.error();
+  Result<std::vector<net::Fd>> listeners = listen_on_rails(*rails);
+  if (!listeners) return listeners.error();
+  blob += "tcp=" + encode_rails(*rails) + "\n";
   if (!settings_.shm_disable && ranks_ > 1) {
     Result<std::unique_ptr<ShmSegment>> seg = ShmSegment::create(ranks_, settings_.shm_fifo_bytes);
     if (!seg) return seg.error();
@@ -94,13 +99,14 @@ Status Comm::connect(const JobId& job) {
 
   link_table_.assign(ranks_, nullptr);
   peer_segments_.resize(ranks_);
-  std::string shm_peers, other_peers;
+  std::string shm_peers;
+  std::vector<int> remote;
   for (int p = 0; p < ranks_; ++p) {
     if (p == rank_) continue;
     auto peer = parse_blob((*all)[p]);
     bool local = peer["host"] == me && own_segment_ && !peer["shm"].empty();
     if (!local) {
-      other_peers += " " + std::to_string(p);
+      remote.push_back(p);
       continue;
     }
     Result<std::unique_ptr<ShmSegment>> seg = ShmSegment::open(peer["shm"], ranks_, settings_.shm_fifo_bytes);
@@ -111,8 +117,9 @@ Status Comm::connect(const JobId& job) {
     link_table_[p] = links_.back().get();
     shm_peers += " " + std::to_string(p);
   }
-  if (!other_peers.empty())
-    return Error{"ranks" + other_peers + " are on other hosts, and the TCP transport is not built yet"};
+  if (Status st = connect_tcp_peers(job, *all, remote, std::move(rails).value(), std::move(listeners).value(), deadline);
+      !st)
+    return st;
   // Every rank has mapped every segment it needs: the names can go.
   if (Status st = bootstrap_->barrier(deadline); !st) return st;
   if (own_segment_) own_segment_->unlink();
@@ -123,6 +130,36 @@ Status Comm::connect(const JobId& job) {
   return Status::Ok();
 }
 
+Status Comm::connect_tcp_peers(const JobId& job, const std::vector<std::string>& blobs, const std::vector<int>& peers,
+                               std::vector<Rail> rails, std::vector<net::Fd> listeners, net::Clock::time_point deadline) {
+  TcpSetup setup;
+  setup.rank = rank_;
+  setup.rails = std::move(rails);
+  setup.listeners = &listeners;
+  setup.secret = job.secret;
+  setup.deadline = deadline;
+  setup.stripe_bytes = settings_.tcp_stripe_bytes;
+  for (int p : peers) {
+    Result<std::vector<Rail>> theirs = decode_rails(parse_blob(blobs[p])["tcp"]);
+    if (!theirs) return Error{"rank " + std::to_string(p) + " sent bad rails: " + theirs.error().message};
+    setup.peers[p] = std::move(theirs).value();
+  }
+  Result<std::map<int, std::unique_ptr<TcpLink>>> links = connect_tcp(setup);
+  if (!links) return links.error();
+  std::string names;
+  for (auto& [p, link] : *links) {
+    tcp_links_.push_back(link.get());
+    link_table_[p] = link.get();
+    names += " " + std::to_string(p);
+    links_.push_back(std::move(link));
+  }
+  if (!peers.empty())
+    XCCL_LOG(LogLevel::kInfo, Subsys::kNet, rank_,
+             "TCP to ranks" + names + " over " + std::to_string(setup.rails.size()) + " rail(s): " + encode_rails(setup.rails) +
+                 ", rail-affine, striped in " + std::to_string(setup.stripe_bytes >> 10) + " KiB stripes by speed");
+  return Status::Ok();
+}
+
 Comm::~Comm() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -130,6 +167,13 @@ Comm::~Comm() {
   }
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();
+  for (TcpLink* l : tcp_links_) {
+    std::string counts;
+    for (size_t r = 0; r < l->rails(); ++r)
+      counts += " rail" + std::to_string(r) + " sent " + std::to_string(l->bytes_sent(r)) + " B received " +
+                std::to_string(l->bytes_received(r)) + " B;";
+    XCCL_LOG(LogLevel::kInfo, Subsys::kNet, rank_, "TCP bytes:" + counts);
+  }
 }
 
 std::shared_ptr<RequestState> Comm::submit(Operation op) {

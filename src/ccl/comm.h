@@ -18,6 +18,7 @@
 #include "ccl/executor.h"
 #include "ccl/settings.h"
 #include "ccl/shm/shm_transport.h"
+#include "ccl/tcp/tcp_transport.h"
 
 namespace xm::ccl {
 
@@ -76,6 +77,8 @@ class Comm {
  private:
   Comm() = default;
   Status connect(const JobId& job);
+  Status connect_tcp_peers(const JobId& job, const std::vector<std::string>& blobs, const std::vector<int>& peers,
+                           std::vector<Rail> rails, std::vector<net::Fd> listeners, net::Clock::time_point deadline);
   void work();
   Status run(Operation& op);
 
@@ -86,6 +89,7 @@ class Comm {
   std::unique_ptr<ShmSegment> own_segment_;
   std::vector<std::unique_ptr<ShmSegment>> peer_segments_;
   std::vector<std::unique_ptr<Link>> links_;
+  std::vector<TcpLink*> tcp_links_;  // for per-rail byte counts
   std::vector<Link*> link_table_;  // by peer rank; null for self
   std::vector<std::byte> scratch_;  // grown once, reused: fresh pages cost more than copies
 

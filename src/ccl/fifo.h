@@ -61,6 +61,17 @@ class ByteFifo {
     header_->tail.store(header_->tail.load(std::memory_order_relaxed) + bytes, std::memory_order_release);
   }
 
+  // Producer, zero-copy: the contiguous free space, then how much of it was filled.
+  std::span<std::byte> writable() const {
+    uint64_t head = header_->head.load(std::memory_order_relaxed);
+    uint64_t tail = header_->tail.load(std::memory_order_acquire);
+    size_t at = size_t(head & mask_);
+    return {data_ + at, std::min(mask_ + 1 - size_t(head - tail), mask_ + 1 - at)};
+  }
+  void commit(size_t bytes) {
+    header_->head.store(header_->head.load(std::memory_order_relaxed) + bytes, std::memory_order_release);
+  }
+
   void close() { header_->closed.store(1, std::memory_order_release); }
   bool closed() const { return header_->closed.load(std::memory_order_acquire) != 0; }
 

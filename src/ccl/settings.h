@@ -18,6 +18,7 @@ struct Settings {
   size_t shm_fifo_bytes = 4 << 20;                     // XCCL_SHM_FIFO_BYTES: per peer, power of two
   bool shm_disable = false;                            // XCCL_SHM_DISABLE=1: sockets even on one host
   std::string rails;                                   // XCCL_RAILS: addr[@gbps],... one per NIC
+  size_t tcp_stripe_bytes = 256 << 10;                 // XCCL_TCP_STRIPE_BYTES: unit of striping over rails
   std::string bootstrap_addr = "127.0.0.1";            // XCCL_BOOTSTRAP_ADDR: where xcclGetUniqueId listens
 };
 

@@ -189,6 +189,17 @@ Result<std::vector<std::string>> BootstrapClient::allgather(const std::string& b
   return out;
 }
 
+std::string BootstrapClient::local_address() const {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  char host[INET6_ADDRSTRLEN] = "127.0.0.1";
+  if (getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
+    if (ss.ss_family == AF_INET) inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr, host, sizeof host);
+    if (ss.ss_family == AF_INET6) inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr, host, sizeof host);
+  }
+  return host;
+}
+
 Status BootstrapClient::barrier(net::Clock::time_point deadline) {
   Result<std::vector<std::string>> r = allgather("", deadline);
   if (!r) return r.error();

@@ -64,6 +64,8 @@ class BootstrapClient {
   // Every rank contributes a blob; every rank gets all of them, in rank order.
   Result<std::vector<std::string>> allgather(const std::string& blob, net::Clock::time_point deadline);
   Status barrier(net::Clock::time_point deadline);
+  // The local address of the connection to the root: an address peers can reach.
+  std::string local_address() const;
 
  private:
   net::Fd fd_;

@@ -103,7 +103,7 @@ Result<Fd> listen_on(const std::string& host, uint16_t port, uint16_t* bound_por
   return Error{"cannot listen on " + Endpoint{host, port}.str() + ": " + last};
 }
 
-Result<Fd> connect_to(const Endpoint& to, Clock::time_point deadline) {
+Result<Fd> connect_to(const Endpoint& to, Clock::time_point deadline, const std::string& from) {
   std::string last = "no address";
   while (true) {
     Result<addrinfo*> res = resolve(to.host, to.port, false);
@@ -111,6 +111,19 @@ Result<Fd> connect_to(const Endpoint& to, Clock::time_point deadline) {
     for (addrinfo* ai = *res; ai; ai = ai->ai_next) {
       Fd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
       if (!fd) continue;
+      if (!from.empty()) {
+        Result<addrinfo*> local = resolve(from, 0, true);
+        if (!local) {
+          freeaddrinfo(*res);
+          return local.error();
+        }
+        int rc = ::bind(fd.get(), (*local)->ai_addr, (*local)->ai_addrlen);
+        freeaddrinfo(*local);
+        if (rc != 0) {
+          last = errno_text(("bind to " + from).c_str());
+          continue;
+        }
+      }
       int rc = ::connect(fd.get(), ai->ai_addr, ai->ai_addrlen);
       if (rc != 0 && errno == EINPROGRESS) {
         if (wait_for(fd.get(), POLLOUT, deadline, "connect")) {

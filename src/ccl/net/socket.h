@@ -40,7 +40,8 @@ class Fd {
 // Listens on host:port (port 0: any); returns the socket and the port it got.
 Result<Fd> listen_on(const std::string& host, uint16_t port, uint16_t* bound_port);
 // Connects, retrying refused connections until the deadline (the peer may start later).
-Result<Fd> connect_to(const Endpoint& to, Clock::time_point deadline);
+// A non-empty `from` binds the local end to that address first (rail affinity).
+Result<Fd> connect_to(const Endpoint& to, Clock::time_point deadline, const std::string& from = "");
 // Accepts one connection, or an Error at the deadline.
 Result<Fd> accept_one(int listener, Clock::time_point deadline);
 

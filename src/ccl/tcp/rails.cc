@@ -1,0 +1,71 @@
+#include "ccl/tcp/rails.h"
+
+#include <cstdlib>
+#include <sstream>
+
+#include "ccl/net/socket.h"
+
+namespace xm::ccl {
+
+Result<std::vector<Rail>> parse_rails(const std::string& text, const std::string& fallback_host) {
+  std::vector<Rail> rails;
+  if (text.empty()) return std::vector<Rail>{Rail{fallback_host, 0, 100}};
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    Rail r;
+    size_t at = item.find('@');
+    r.host = item.substr(0, at);
+    if (at != std::string::npos) {
+      char* end = nullptr;
+      r.gbps = std::strtod(item.c_str() + at + 1, &end);
+      if (*end || !(r.gbps > 0)) return Error{"XCCL_RAILS: \"" + item + "\": expected address@Gbit/s with a positive speed"};
+    }
+    if (r.host.empty()) return Error{"XCCL_RAILS: \"" + item + "\": empty address"};
+    rails.push_back(r);
+  }
+  if (rails.empty() || rails.size() > 64) return Error{"XCCL_RAILS: expected 1 to 64 rails"};
+  return rails;
+}
+
+std::string encode_rails(const std::vector<Rail>& rails) {
+  std::string out;
+  for (const Rail& r : rails) {
+    std::ostringstream g;
+    g << r.gbps;
+    out += (out.empty() ? "" : ",") + net::Endpoint{r.host, r.port}.str() + "@" + g.str();
+  }
+  return out;
+}
+
+Result<std::vector<Rail>> decode_rails(const std::string& text) {
+  std::vector<Rail> rails;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    size_t at = item.rfind('@');
+    if (at == std::string::npos) return Error{"malformed rail \"" + item + "\""};
+    Result<net::Endpoint> e = net::parse_endpoint(item.substr(0, at));
+    if (!e) return e.error();
+    rails.push_back(Rail{e->host, e->port, std::strtod(item.c_str() + at + 1, nullptr)});
+  }
+  if (rails.empty()) return Error{"no rails"};
+  return rails;
+}
+
+StripePlan::StripePlan(std::vector<double> weights)
+    : weights_(std::move(weights)), current_(weights_.size(), 0.0) {
+  for (double w : weights_) total_ += w;
+}
+
+size_t StripePlan::next() {
+  size_t best = 0;
+  for (size_t i = 0; i < weights_.size(); ++i) {
+    current_[i] += weights_[i];
+    if (current_[i] > current_[best]) best = i;
+  }
+  current_[best] -= total_;
+  return best;
+}
+
+}  // namespace xm::ccl

@@ -1,0 +1,149 @@
+#include "ccl/tcp/tcp_transport.h"
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "ccl/log.h"
+
+namespace xm::ccl {
+
+TcpLink::TcpLink(int peer, std::vector<net::Fd> sockets, std::vector<double> weights, size_t stripe_bytes,
+                 size_t staging_bytes)
+    : peer_(peer),
+      sockets_(std::move(sockets)),
+      stripe_(stripe_bytes),
+      send_plan_(weights),
+      recv_plan_(weights),
+      staging_memory_(new std::byte[kFifoHeader + staging_bytes]),
+      staging_(staging_memory_.get(), staging_bytes, true),
+      sent_(sockets_.size()),
+      received_(sockets_.size()) {
+  for (net::Fd& fd : sockets_) (void)net::set_nonblocking(fd.get());
+}
+
+void TcpLink::fail(const std::string& what) {
+  if (status_.ok()) status_ = Error{"rank " + std::to_string(peer_) + ": " + what};
+}
+
+size_t TcpLink::send_some(const std::byte* data, size_t bytes) {
+  size_t done = 0;
+  while (done < bytes && status_.ok()) {
+    if (send_left_ == 0) send_rail_ = send_plan_.next(), send_left_ = stripe_;
+    size_t want = std::min(bytes - done, send_left_);
+    ssize_t n = ::send(sockets_[send_rail_].get(), data + done, want, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n > 0) {
+      done += size_t(n), send_left_ -= size_t(n), sent_[send_rail_] += uint64_t(n);
+      continue;
+    }
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) break;
+    fail(std::string("send on rail ") + std::to_string(send_rail_) + ": " + std::strerror(errno));
+  }
+  return done;
+}
+
+void TcpLink::progress() {
+  while (status_.ok()) {
+    std::span<std::byte> room = staging_.writable();
+    if (room.empty()) return;
+    if (recv_left_ == 0) recv_rail_ = recv_plan_.next(), recv_left_ = stripe_;
+    ssize_t n = ::recv(sockets_[recv_rail_].get(), room.data(), std::min(room.size(), recv_left_), MSG_DONTWAIT);
+    if (n > 0) {
+      staging_.commit(size_t(n));
+      recv_left_ -= size_t(n), received_[recv_rail_] += uint64_t(n);
+      continue;
+    }
+    if (n == 0) return fail("closed the connection on rail " + std::to_string(recv_rail_) + " (process gone?)");
+    if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
+    return fail(std::string("recv on rail ") + std::to_string(recv_rail_) + ": " + std::strerror(errno));
+  }
+}
+
+Result<std::vector<net::Fd>> listen_on_rails(std::vector<Rail>& rails) {
+  std::vector<net::Fd> out;
+  for (Rail& r : rails) {
+    Result<net::Fd> fd = net::listen_on(r.host, 0, &r.port);
+    if (!fd) return Error{"rail " + r.host + ": " + fd.error().message};
+    out.push_back(std::move(fd).value());
+  }
+  return out;
+}
+
+namespace {
+
+std::string purpose(int a, int b, size_t rail) {
+  return "data/" + std::to_string(std::min(a, b)) + "/" + std::to_string(std::max(a, b)) + "/" + std::to_string(rail);
+}
+
+}  // namespace
+
+Result<std::map<int, std::unique_ptr<TcpLink>>> connect_tcp(const TcpSetup& s) {
+  std::map<int, std::vector<net::Fd>> sockets;
+  auto rails_with = [&](int peer) { return std::min(s.rails.size(), s.peers.at(peer).size()); };
+  // Lower ranks first: they are already accepting (see the comment in connect()).
+  for (auto& [peer, theirs] : s.peers) {
+    if (peer > s.rank) continue;
+    for (size_t r = 0; r < rails_with(peer); ++r) {
+      Result<net::Fd> fd = net::connect_to({theirs[r].host, theirs[r].port}, s.deadline, s.rails[r].host);
+      std::string where = "rank " + std::to_string(peer) + " rail " + std::to_string(r) + ": ";
+      if (!fd) return Error{where + fd.error().message};
+      // Say who we claim to be, then prove it: the proof binds both ranks and the rail.
+      uint32_t hello[2] = {htonl(uint32_t(s.rank)), htonl(uint32_t(r))};
+      if (Status st = net::send_all(fd->get(), hello, sizeof hello, s.deadline); !st) return Error{where + st.message()};
+      if (Status st = net::authenticate(fd->get(), s.secret, true, purpose(s.rank, peer, r), s.deadline); !st)
+        return Error{where + "handshake: " + st.message()};
+      sockets[peer].push_back(std::move(fd).value());
+    }
+  }
+  // Then every higher rank's connections, one per rail, on that rail's listener.
+  std::map<int, std::vector<net::Fd>> accepted;
+  size_t expected = 0;
+  for (auto& [peer, theirs] : s.peers)
+    if (peer > s.rank) expected += rails_with(peer), accepted[peer].resize(rails_with(peer));
+  for (size_t got = 0; got < expected;) {
+    bool any = false;
+    for (size_t r = 0; r < s.listeners->size() && got < expected; ++r) {
+      Result<net::Fd> fd = net::accept_one((*s.listeners)[r].get(), net::Clock::now() + std::chrono::milliseconds(10));
+      if (!fd) continue;
+      any = true;
+      auto refuse = [&](const std::string& why) {
+        XCCL_LOG(LogLevel::kWarn, Subsys::kNet, s.rank, "refused data connection on rail " + std::to_string(r) + ": " + why);
+      };
+      // The hello claims a rank and rail; the handshake then proves the claim.
+      uint32_t hello[2];
+      auto handshake_deadline = std::min(s.deadline, net::Clock::now() + std::chrono::seconds(5));
+      if (Status h = net::recv_all(fd->get(), hello, sizeof hello, handshake_deadline); !h) {
+        refuse(h.message());
+        continue;
+      }
+      int peer = int(ntohl(hello[0]));
+      size_t rail = ntohl(hello[1]);
+      if (!accepted.count(peer) || rail != r || rail >= accepted[peer].size() || accepted[peer][rail]) {
+        refuse("unexpected hello (rank " + std::to_string(peer) + ", rail " + std::to_string(rail) + ")");
+        continue;
+      }
+      if (Status st = net::authenticate(fd->get(), s.secret, false, purpose(s.rank, peer, r), handshake_deadline); !st) {
+        refuse("rank " + std::to_string(peer) + " claimed, but: " + st.message());
+        continue;
+      }
+      accepted[peer][rail] = std::move(fd).value();
+      ++got;
+    }
+    if (!any && net::Clock::now() > s.deadline)
+      return Error{"timed out waiting for " + std::to_string(expected - got) + " TCP connections from higher ranks"};
+  }
+  for (auto& [peer, fds] : accepted) sockets[peer] = std::move(fds);
+  for (net::Fd& l : *s.listeners) l = net::Fd();  // later connections are refused by the kernel
+
+  std::map<int, std::unique_ptr<TcpLink>> links;
+  for (auto& [peer, fds] : sockets) {
+    std::vector<double> weights;
+    for (size_t r = 0; r < fds.size(); ++r) weights.push_back(std::min(s.rails[r].gbps, s.peers.at(peer)[r].gbps));
+    links[peer] = std::make_unique<TcpLink>(peer, std::move(fds), weights, s.stripe_bytes, s.staging_bytes);
+  }
+  return links;
+}
+
+}  // namespace xm::ccl
