@@ -73,19 +73,36 @@ int sweep(xcclComm_t comm, int rank, int ranks, const std::vector<uint64_t>& cou
   return 0;
 }
 
-class EveryCollective : public ::testing::TestWithParam<int> {};
+struct World {
+  const char* name;
+  int ranks;
+  const char* rails;  // nullptr: shared memory; else TCP over these rails
+};
+
+class EveryCollective : public ::testing::TestWithParam<World> {};
 
 TEST_P(EveryCollective, MatchesTheReferenceExactly) {
-  const int ranks = GetParam();
-  auto results = test::run_ranks(ranks, [&](xcclComm_t comm, int rank) {
-    return sweep(comm, rank, ranks, {0, 1, 7, 1001, 3 * 65536 + 5});
-  });
-  ASSERT_EQ(results.size(), size_t(ranks));
-  for (int r = 0; r < ranks; ++r) EXPECT_EQ(results[r].exit_code, 0) << "rank " << r;
+  const World w = GetParam();
+  auto results = test::run_ranks(
+      w.ranks,
+      [&](xcclComm_t comm, int rank) {
+        return sweep(comm, rank, w.ranks, {0, 1, 7, 1001, w.rails ? 70001u : 3u * 65536 + 5});
+      },
+      std::chrono::seconds(240),
+      [&](int) {
+        if (!w.rails) return;
+        setenv("XCCL_SHM_DISABLE", "1", 1);
+        setenv("XCCL_RAILS", w.rails, 1);
+      });
+  ASSERT_EQ(results.size(), size_t(w.ranks));
+  for (int r = 0; r < w.ranks; ++r) EXPECT_EQ(results[r].exit_code, 0) << "rank " << r;
 }
 
-INSTANTIATE_TEST_SUITE_P(Processes, EveryCollective, ::testing::Values(2, 3, 4),
-                         [](const auto& info) { return std::to_string(info.param) + "ranks"; });
+INSTANTIATE_TEST_SUITE_P(Processes, EveryCollective,
+                         ::testing::Values(World{"shm", 2, nullptr}, World{"shm", 3, nullptr}, World{"shm", 4, nullptr},
+                                           World{"tcp", 2, "127.0.0.1"}, World{"tcp2rails", 3, "127.0.0.1,127.0.0.2"},
+                                           World{"tcp2rails", 4, "127.0.0.1@200,127.0.0.2@100"}),
+                         [](const auto& info) { return std::string(info.param.name) + "_" + std::to_string(info.param.ranks) + "ranks"; });
 
 TEST(XcclProcesses, AsyncRequestsOverlapAndComplete) {
   auto results = test::run_ranks(2, [](xcclComm_t comm, int rank) {

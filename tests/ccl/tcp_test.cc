@@ -1,0 +1,100 @@
+// The multi-rail TCP transport on its own: striping shares, rail affinity, strangers.
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+
+#include <thread>
+
+#include "ccl/tcp/tcp_transport.h"
+
+namespace xm::ccl {
+namespace {
+
+TEST(StripePlan, SharesFollowTheWeights) {
+  StripePlan plan({200, 100, 100});
+  std::vector<int> count(3);
+  for (int i = 0; i < 4000; ++i) ++count[plan.next()];
+  EXPECT_EQ(count, (std::vector<int>{2000, 1000, 1000}));
+  StripePlan a({400, 100}), b({400, 100});
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(a.next(), b.next()) << "both ends must agree";
+}
+
+TEST(Rails, ParseAndRoundTrip) {
+  auto rails = parse_rails("127.0.0.1@400,127.0.0.2", "x").value();
+  ASSERT_EQ(rails.size(), 2u);
+  EXPECT_EQ(rails[0].gbps, 400);
+  EXPECT_EQ(rails[1].gbps, 100);
+  EXPECT_EQ(parse_rails("", "10.0.0.7").value()[0].host, "10.0.0.7");
+  EXPECT_FALSE(parse_rails("127.0.0.1@fast", "x").ok());
+  EXPECT_FALSE(parse_rails(",", "x").ok());
+  rails[0].port = 5000;
+  rails[1].port = 5001;
+  auto back = decode_rails(encode_rails(rails)).value();
+  EXPECT_EQ(back[1].host, "127.0.0.2");
+  EXPECT_EQ(back[1].port, 5001);
+}
+
+// Two ranks in threads over two loopback rails, with strangers knocking first.
+TEST(TcpTransport, TwoRailsStripedRailAffineAndStrangersRefused) {
+  net::Secret secret = net::random_secret();
+  std::vector<Rail> rails0 = parse_rails("127.0.0.1@200,127.0.0.2@100", "").value(), rails1 = rails0;
+  auto l0 = listen_on_rails(rails0).value();
+  auto l1 = listen_on_rails(rails1).value();
+  auto deadline = net::Clock::now() + std::chrono::seconds(20);
+  // Strangers knock while the ranks connect: a wrong secret behind a plausible hello,
+  // and a bogus hello. Each is refused (or finds the listener already closed).
+  std::thread strangers([&] {
+    if (auto a = net::connect_to({rails0[0].host, rails0[0].port}, deadline); a.ok()) {
+      uint32_t hello[2] = {htonl(1), htonl(0)};
+      (void)net::send_all(a->get(), hello, sizeof hello, deadline);
+      EXPECT_FALSE(net::authenticate(a->get(), net::random_secret(), true, "data/0/1/0", deadline).ok());
+    }
+    if (auto b = net::connect_to({rails0[1].host, rails0[1].port}, deadline); b.ok()) {
+      uint32_t bogus[2] = {htonl(77), htonl(9)};
+      (void)net::send_all(b->get(), bogus, sizeof bogus, deadline);
+      char c;
+      EXPECT_FALSE(net::recv_all(b->get(), &c, 1, deadline).ok()) << "refused: closed";
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let the strangers go first
+  std::map<int, std::unique_ptr<TcpLink>> links0, links1;
+  std::thread t1([&] {
+    TcpSetup s{1, rails1, &l1, {{0, rails0}}, secret, deadline, 64 << 10, 1 << 20};
+    auto r = connect_tcp(s);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    links1 = std::move(r).value();
+  });
+  TcpSetup s0{0, rails0, &l0, {{1, rails1}}, secret, deadline, 64 << 10, 1 << 20};
+  auto r0 = connect_tcp(s0);
+  t1.join();
+  strangers.join();
+  ASSERT_TRUE(r0.ok()) << r0.error().message;
+  links0 = std::move(r0).value();
+  TcpLink& a = *links0.at(1);
+  TcpLink& b = *links1.at(0);
+  // 3 MiB from rank 0 to rank 1, pushed and pulled by hand.
+  std::vector<std::byte> data(3 << 20), got;
+  for (size_t i = 0; i < data.size(); ++i) data[i] = std::byte(i * 7 + 3);
+  size_t sent = 0;
+  while (got.size() < data.size()) {
+    sent += a.send_some(data.data() + sent, data.size() - sent);
+    b.progress();
+    auto view = b.readable();
+    got.insert(got.end(), view.begin(), view.end());
+    b.consume(view.size());
+    ASSERT_TRUE(a.status().ok() && b.status().ok());
+  }
+  EXPECT_EQ(got, data);
+  // Rail 0 is twice as fast: it carried two thirds (in whole 64 KiB stripes).
+  EXPECT_EQ(a.bytes_sent(0), 32u << 16);
+  EXPECT_EQ(a.bytes_sent(1), 16u << 16);
+  EXPECT_EQ(b.bytes_received(0), a.bytes_sent(0));
+  // Closing one end is seen by the other as an error, not a hang.
+  links0.clear();
+  for (int i = 0; i < 1000 && b.status().ok(); ++i) b.progress();
+  EXPECT_FALSE(b.status().ok());
+  EXPECT_NE(b.status().message().find("closed the connection"), std::string::npos) << b.status().message();
+}
+
+}  // namespace
+}  // namespace xm::ccl
