@@ -101,6 +101,9 @@ Status Comm::connect(const JobId& job) {
   peer_segments_.resize(ranks_);
   std::string shm_peers;
   std::vector<int> remote;
+  int here = 0;
+  for (const std::string& b : *all) here += parse_blob(b)["host"] == me;
+  oversubscribed_ = here > sysconf(_SC_NPROCESSORS_ONLN);
   for (int p = 0; p < ranks_; ++p) {
     if (p == rank_) continue;
     auto peer = parse_blob((*all)[p]);
@@ -202,12 +205,14 @@ Status Comm::run_blocking(Operation op) {
     busy_ = true;
   }
   Status st = run(op);
+  bool queued;
   {
     std::lock_guard<std::mutex> lock(mu_);
     busy_ = false;
     if (!st && failed_.ok()) failed_ = st;
+    queued = !queue_.empty() || stopping_;
   }
-  cv_.notify_all();
+  if (queued) cv_.notify_all();  // waking an idle worker for nothing costs a context switch
   return st;
 }
 
@@ -253,8 +258,26 @@ void Comm::work() {
   }
 }
 
+const Plan& Comm::plan_for(const CollectiveArgs& a) {
+  for (CachedPlan& c : plans_) {
+    const CollectiveArgs& b = c.args;
+    if (a.collective == b.collective && a.count == b.count && a.type == b.type && a.op == b.op && a.root == b.root &&
+        a.in_place == b.in_place && a.chunk_bytes == b.chunk_bytes)
+      return *c.plan;
+  }
+  constexpr size_t kPlans = 16;
+  if (plans_.size() == kPlans) plans_.erase(plans_.begin());
+  plans_.push_back({a, std::make_unique<Plan>(make_schedule(a), ranks_)});
+  XCCL_LOG(LogLevel::kInfo, Subsys::kColl, rank_,
+           std::string(to_string(a.collective)) + " count " + std::to_string(a.count) + " " + to_string(a.type) +
+               ": algorithm " + plans_.back().plan->schedule().algorithm + ", chunk " +
+               std::to_string(a.chunk_bytes >> 10) + " KiB, " + std::to_string(plans_.back().plan->schedule().steps.size()) +
+               " steps");
+  return *plans_.back().plan;
+}
+
 Status Comm::run(Operation& op) {
-  ExecOptions options{settings_.timeout, &cancel_};
+  ExecOptions options{settings_.timeout, &cancel_, oversubscribed_};
   if (!op.group.empty()) {  // point to point: bytes, one user buffer per entry
     Schedule s;
     s.algorithm = "p2p";
@@ -268,19 +291,16 @@ Status Comm::run(Operation& op) {
     args.type = DataType::kUint8;
     args.rank = rank_;
     args.ranks = ranks_;
-    return execute(s, args, b, link_table_, options);
+    return executor_.run(Plan(std::move(s), ranks_), args, b, link_table_, options);
   }
   op.args.rank = rank_;
   op.args.ranks = ranks_;
   op.args.chunk_bytes = settings_.chunk_bytes;
-  Schedule s = make_schedule(op.args);
-  size_t scratch = s.scratch_elements * size_of(op.args.type);
+  const Plan& plan = plan_for(op.args);
+  size_t scratch = plan.schedule().scratch_elements * size_of(op.args.type);
   if (scratch_.size() < scratch) scratch_.resize(scratch);
-  XCCL_LOG(LogLevel::kTrace, Subsys::kColl, rank_,
-           std::string(to_string(op.args.collective)) + " count " + std::to_string(op.args.count) + " " +
-               to_string(op.args.type) + " algorithm " + s.algorithm + ", " + std::to_string(s.steps.size()) + " steps");
   ExecBuffers b{const_cast<std::byte*>(op.input), op.output, scratch_.data(), {}};
-  return execute(s, op.args, b, link_table_, options);
+  return executor_.run(plan, op.args, b, link_table_, options);
 }
 
 }  // namespace xm::ccl

@@ -92,6 +92,15 @@ class Comm {
   std::vector<TcpLink*> tcp_links_;  // for per-rail byte counts
   std::vector<Link*> link_table_;  // by peer rank; null for self
   std::vector<std::byte> scratch_;  // grown once, reused: fresh pages cost more than copies
+  bool oversubscribed_ = false;     // more ranks on this host than cores
+  Executor executor_;               // used by one thread at a time (busy_)
+  // Plans of recent calls: training loops and benchmarks repeat the same few calls.
+  struct CachedPlan {
+    CollectiveArgs args;
+    std::unique_ptr<Plan> plan;
+  };
+  std::vector<CachedPlan> plans_;
+  const Plan& plan_for(const CollectiveArgs& args);
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

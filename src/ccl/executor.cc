@@ -3,182 +3,174 @@
 #include <sched.h>
 
 #include <cstring>
-#include <vector>
 
 #include "ccl/reduce.h"
 
 namespace xm::ccl {
-namespace {
 
-class Run {
- public:
-  Run(const Schedule& s, const CollectiveArgs& a, const ExecBuffers& b, std::span<Link* const> links)
-      : s_(s), a_(a), b_(b), links_(links), elem_(size_of(a.type)),
-        waiting_(s.steps.size()), done_bytes_(s.steps.size()), dependents_(s.steps.size()),
-        carry_(s.steps.size()), sends_(a.ranks), recvs_(a.ranks) {
-    for (uint32_t i = 0; i < s.steps.size(); ++i) {
-      const Step& st = s.steps[i];
-      waiting_[i] = uint32_t(st.after.size());
-      for (uint32_t dep : st.after) dependents_[dep].push_back(i);
-      switch (st.kind) {
-        case StepKind::kSend: sends_[st.peer].steps.push_back(i); break;
-        case StepKind::kRecv: case StepKind::kRecvReduce: recvs_[st.peer].steps.push_back(i); break;
-        case StepKind::kCopy: copies_.push_back(i); break;
-      }
+Plan::Plan(Schedule schedule, int ranks) : schedule_(std::move(schedule)), sends_(ranks), recvs_(ranks) {
+  const auto& steps = schedule_.steps;
+  waiting_.resize(steps.size());
+  dependents_begin_.assign(steps.size() + 1, 0);
+  for (const Step& st : steps)
+    for (uint32_t dep : st.after) ++dependents_begin_[dep + 1];
+  for (size_t i = 0; i < steps.size(); ++i) dependents_begin_[i + 1] += dependents_begin_[i];
+  dependents_.resize(dependents_begin_.back());
+  std::vector<uint32_t> fill(dependents_begin_.begin(), dependents_begin_.end() - 1);
+  for (uint32_t i = 0; i < steps.size(); ++i) {
+    const Step& st = steps[i];
+    waiting_[i] = uint32_t(st.after.size());
+    for (uint32_t dep : st.after) dependents_[fill[dep]++] = i;
+    switch (st.kind) {
+      case StepKind::kSend: sends_[st.peer].push_back(i); break;
+      case StepKind::kRecv: case StepKind::kRecvReduce: recvs_[st.peer].push_back(i); break;
+      case StepKind::kCopy: copies_.push_back(i); break;
     }
   }
+  for (int p = 0; p < ranks; ++p)
+    if (!sends_[p].empty() || !recvs_[p].empty()) active_peers_.push_back(p);
+}
 
-  Status run(std::chrono::milliseconds timeout, const std::atomic<bool>* cancel) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    unsigned idle = 0;
-    while (completed_ < s_.steps.size()) {
-      bool moved = run_copies();
-      for (int p = 0; p < a_.ranks; ++p) {
-        if (sends_[p].steps.empty() && recvs_[p].steps.empty()) continue;
-        Link* link = links_[p];
-        link->progress();
-        moved |= drain(sends_[p], [&](uint32_t i) { return send(*link, i); });
-        moved |= drain(recvs_[p], [&](uint32_t i) { return recv(*link, i); });
-        if (Status st = link->status(); !st) return Error{"link to rank " + std::to_string(p) + ": " + st.message()};
-      }
-      if (moved) {
-        idle = 0;
-        continue;
-      }
-      // Nothing to do until a peer moves: spin briefly, then give the core away (ranks
-      // may outnumber cores), and watch the clock.
-      if (++idle > 64) sched_yield();
-      if (cancel && cancel->load(std::memory_order_relaxed)) return Error{"aborted"};
-      if ((idle & 255) == 0 && std::chrono::steady_clock::now() > deadline)
-        return Error{"timed out after " + std::to_string(timeout.count()) + " ms with " +
-                     std::to_string(s_.steps.size() - completed_) + " of " + std::to_string(s_.steps.size()) +
-                     " steps of " + to_string(a_.collective) + " unfinished (a peer died or stalled?)"};
+std::byte* Executor::at(const Region& r) const {
+  const ExecBuffers& b = *buffers_;
+  std::byte* base = r.buffer == Buffer::kInput     ? b.input
+                    : r.buffer == Buffer::kOutput  ? b.output
+                    : r.buffer == Buffer::kScratch ? b.scratch
+                                                   : b.user[r.buffer - Buffer::kUser];
+  return base + r.offset * elem_;
+}
+
+void Executor::complete(uint32_t i) {
+  ++completed_;
+  for (uint32_t k = plan_->dependents_begin_[i]; k < plan_->dependents_begin_[i + 1]; ++k)
+    --waiting_[plan_->dependents_[k]];
+}
+
+bool Executor::run_copies() {
+  bool moved = false;
+  for (size_t c = 0; c < plan_->copies_.size(); ++c) {
+    uint32_t i = plan_->copies_[c];
+    if (copy_done_[c] || waiting_[i]) continue;
+    const Step& st = plan_->schedule_.steps[i];
+    std::byte *src = at(st.src), *dst = at(st.dst);
+    if (src != dst) std::memmove(dst, src, st.count * elem_);
+    copy_done_[c] = 1;
+    complete(i);
+    moved = true;
+  }
+  return moved;
+}
+
+bool Executor::send(Link& link, uint32_t i) {
+  const Step& st = plan_->schedule_.steps[i];
+  uint64_t total = st.count * elem_;
+  done_bytes_[i] += link.send_some(at(st.src) + done_bytes_[i], total - done_bytes_[i]);
+  return done_bytes_[i] == total;
+}
+
+bool Executor::recv(Link& link, uint32_t i) {
+  const Step& st = plan_->schedule_.steps[i];
+  const uint64_t total = st.count * elem_;
+  uint64_t& done = done_bytes_[i];
+  const DataType type = args_->type;
+  const RedOp op = args_->op;
+  while (done < total) {
+    std::span<const std::byte> in = link.readable();
+    if (in.empty()) break;
+    size_t n = size_t(std::min<uint64_t>(in.size(), total - done));
+    if (st.kind == StepKind::kRecv) {
+      std::memcpy(at(st.dst) + done, in.data(), n);
+      link.consume(n);
+      done += n;
+      continue;
     }
-    return Status::Ok();
+    Carry& c = carry_[i];
+    if (c.bytes > 0 || n < elem_) {  // an element split across the FIFO's wrap
+      size_t k = std::min<size_t>(elem_ - c.bytes, n);
+      std::memcpy(c.data + c.bytes, in.data(), k);
+      link.consume(k);
+      c.bytes += uint32_t(k);
+      if (c.bytes == elem_) {
+        reduce(at(st.dst) + done, at(st.src) + done, c.data, 1, type, op);
+        done += elem_;
+        c.bytes = 0;
+      }
+      continue;
+    }
+    size_t whole = n / elem_;
+    reduce(at(st.dst) + done, at(st.src) + done, in.data(), whole, type, op);
+    link.consume(whole * elem_);
+    done += whole * elem_;
   }
+  if (done < total) return false;
+  if (st.kind == StepKind::kRecvReduce && st.finalize && op == RedOp::kAvg)
+    finalize_avg(at(st.dst), st.count, type, args_->ranks);
+  return true;
+}
 
- private:
-  struct Queue {
-    std::vector<uint32_t> steps;
-    size_t head = 0;
-  };
+Status Executor::run(const Plan& plan, const CollectiveArgs& args, const ExecBuffers& buffers,
+                     std::span<Link* const> links, const ExecOptions& options) {
+  plan_ = &plan;
+  args_ = &args;
+  buffers_ = &buffers;
+  elem_ = size_of(args.type);
+  completed_ = 0;
+  const size_t n = plan.schedule_.steps.size();
+  waiting_.assign(plan.waiting_.begin(), plan.waiting_.end());
+  done_bytes_.assign(n, 0);
+  carry_.assign(n, Carry{});
+  send_head_.assign(plan.sends_.size(), 0);
+  recv_head_.assign(plan.recvs_.size(), 0);
+  copy_done_.assign(plan.copies_.size(), 0);
 
-  std::byte* at(const Region& r) const {
-    std::byte* base = r.buffer == Buffer::kInput    ? b_.input
-                      : r.buffer == Buffer::kOutput ? b_.output
-                      : r.buffer == Buffer::kScratch ? b_.scratch
-                                                     : b_.user[r.buffer - Buffer::kUser];
-    return base + r.offset * elem_;
-  }
-
-  void complete(uint32_t i) {
-    ++completed_;
-    for (uint32_t d : dependents_[i]) --waiting_[d];
-  }
-
-  bool run_copies() {
+  // Advances a peer's queue while its head step is ready; true if anything moved.
+  auto drain = [&](const std::vector<uint32_t>& q, size_t& head, auto&& step) {
     bool moved = false;
-    for (uint32_t& i : copies_) {
-      if (i == UINT32_MAX || waiting_[i]) continue;
-      const Step& st = s_.steps[i];
-      std::byte *src = at(st.src), *dst = at(st.dst);
-      if (src != dst) std::memmove(dst, src, st.count * elem_);
-      complete(i);
-      i = UINT32_MAX;
-      moved = true;
-    }
-    return moved;
-  }
-
-  // Advances the queue's head steps while they are ready; a step finishes when f says so.
-  template <typename F>
-  bool drain(Queue& q, F f) {
-    bool moved = false;
-    while (q.head < q.steps.size() && waiting_[q.steps[q.head]] == 0) {
-      uint32_t i = q.steps[q.head];
+    while (head < q.size() && waiting_[q[head]] == 0) {
+      uint32_t i = q[head];
       uint64_t before = done_bytes_[i];
-      bool finished = f(i);
+      bool finished = step(i);
       moved |= finished || done_bytes_[i] != before;
       if (!finished) break;
       complete(i);
-      ++q.head;
+      ++head;
     }
     return moved;
-  }
-
-  bool send(Link& link, uint32_t i) {
-    const Step& st = s_.steps[i];
-    uint64_t total = st.count * elem_;
-    done_bytes_[i] += link.send_some(at(st.src) + done_bytes_[i], total - done_bytes_[i]);
-    return done_bytes_[i] == total;
-  }
-
-  bool recv(Link& link, uint32_t i) {
-    const Step& st = s_.steps[i];
-    const uint64_t total = st.count * elem_;
-    uint64_t& done = done_bytes_[i];
-    while (done < total) {
-      std::span<const std::byte> in = link.readable();
-      if (in.empty()) break;
-      size_t n = size_t(std::min<uint64_t>(in.size(), total - done));
-      if (st.kind == StepKind::kRecv) {
-        std::memcpy(at(st.dst) + done, in.data(), n);
-        link.consume(n);
-        done += n;
-        continue;
-      }
-      Carry& c = carry_[i];
-      if (c.bytes > 0 || n < elem_) {  // an element split across the FIFO's wrap
-        size_t k = std::min<size_t>(elem_ - c.bytes, n);
-        std::memcpy(c.data + c.bytes, in.data(), k);
-        link.consume(k);
-        c.bytes += uint32_t(k);
-        if (c.bytes == elem_) {
-          reduce_into(st, done, c.data, 1);
-          done += elem_;
-          c.bytes = 0;
-        }
-        continue;
-      }
-      size_t whole = n / elem_;
-      reduce_into(st, done, in.data(), whole);
-      link.consume(whole * elem_);
-      done += whole * elem_;
-    }
-    if (done < total) return false;
-    if (st.kind == StepKind::kRecvReduce && st.finalize && a_.op == RedOp::kAvg)
-      finalize_avg(at(st.dst), st.count, a_.type, a_.ranks);
-    return true;
-  }
-
-  void reduce_into(const Step& st, uint64_t done, const std::byte* incoming, size_t elements) {
-    reduce(at(st.dst) + done, at(st.src) + done, incoming, elements, a_.type, a_.op);
-  }
-
-  struct Carry {
-    std::byte data[8];
-    uint32_t bytes = 0;
   };
 
-  const Schedule& s_;
-  const CollectiveArgs& a_;
-  const ExecBuffers& b_;
-  std::span<Link* const> links_;
-  const size_t elem_;
-  size_t completed_ = 0;
-  std::vector<uint32_t> waiting_;
-  std::vector<uint64_t> done_bytes_;
-  std::vector<std::vector<uint32_t>> dependents_;
-  std::vector<Carry> carry_;
-  std::vector<Queue> sends_, recvs_;
-  std::vector<uint32_t> copies_;
-};
-
-}  // namespace
+  const auto deadline = std::chrono::steady_clock::now() + options.timeout;
+  unsigned idle = 0;
+  while (completed_ < n) {
+    bool moved = run_copies();
+    for (int p : plan.active_peers_) {
+      Link* link = links[p];
+      link->progress();
+      moved |= drain(plan.sends_[p], send_head_[p], [&](uint32_t i) { return send(*link, i); });
+      moved |= drain(plan.recvs_[p], recv_head_[p], [&](uint32_t i) { return recv(*link, i); });
+      if (Status st = link->status(); !st) return Error{"link to rank " + std::to_string(p) + ": " + st.message()};
+    }
+    if (moved) {
+      idle = 0;
+      continue;
+    }
+    // Nothing to do until a peer moves: spin briefly (the peer is usually on another
+    // core), then give the core away; at once when ranks outnumber cores.
+    ++idle;
+    if (options.yield_at_once || idle > 256) sched_yield();
+    if (options.cancel && options.cancel->load(std::memory_order_relaxed)) return Error{"aborted"};
+    if ((idle & 255) == 0 && std::chrono::steady_clock::now() > deadline)
+      return Error{"timed out after " + std::to_string(options.timeout.count()) + " ms with " +
+                   std::to_string(n - completed_) + " of " + std::to_string(n) + " steps of " +
+                   to_string(args.collective) + " unfinished (a peer died or stalled?)"};
+  }
+  return Status::Ok();
+}
 
 Status execute(const Schedule& schedule, const CollectiveArgs& args, const ExecBuffers& buffers,
                std::span<Link* const> links, const ExecOptions& options) {
-  return Run(schedule, args, buffers, links).run(options.timeout, options.cancel);
+  Plan plan(schedule, args.ranks);
+  Executor e;
+  return e.run(plan, args, buffers, links, options);
 }
 
 }  // namespace xm::ccl

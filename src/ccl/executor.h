@@ -1,15 +1,19 @@
 // Runs one rank's schedule over its links until every step is done.
 //
-// Contract: blocks the calling thread until the collective completes, a link fails,
-// or `timeout` passes without the collective finishing (an error, never a hang).
-// Buffers are the caller's; nothing is allocated per byte moved.
+// A Plan is a schedule prepared for execution (dependents, per-peer queues); it is
+// immutable and can be reused for every call with the same arguments. An Executor
+// holds the per-run state, reused across runs so a call allocates nothing.
+//
+// Contract: run() blocks the calling thread until the collective completes, a link
+// fails, `cancel` is set, or `timeout` passes without it finishing (an error, never a
+// hang). Buffers are the caller's.
 #pragma once
 
 #include <atomic>
 #include <chrono>
-#include <vector>
 #include <cstddef>
 #include <span>
+#include <vector>
 
 #include "ccl/link.h"
 #include "ccl/schedule.h"
@@ -27,9 +31,52 @@ struct ExecBuffers {
 struct ExecOptions {
   std::chrono::milliseconds timeout{30000};
   const std::atomic<bool>* cancel = nullptr;  // set by another thread: stop with an error
+  bool yield_at_once = false;  // more ranks than cores here: never spin, give the core away
 };
 
-// links[p] is the link to rank p (unused for this rank itself).
+class Plan {
+ public:
+  Plan(Schedule schedule, int ranks);
+  const Schedule& schedule() const { return schedule_; }
+
+ private:
+  friend class Executor;
+  Schedule schedule_;
+  std::vector<uint32_t> waiting_;                 // initial dependency counts
+  std::vector<uint32_t> dependents_begin_, dependents_;  // CSR: who waits on step i
+  std::vector<std::vector<uint32_t>> sends_, recvs_;     // per peer, in schedule order
+  std::vector<uint32_t> copies_;
+  std::vector<int> active_peers_;                 // peers with any step
+};
+
+class Executor {
+ public:
+  Status run(const Plan& plan, const CollectiveArgs& args, const ExecBuffers& buffers, std::span<Link* const> links,
+             const ExecOptions& options = {});
+
+ private:
+  struct Carry {
+    std::byte data[8];
+    uint32_t bytes = 0;
+  };
+  std::byte* at(const Region& r) const;
+  void complete(uint32_t step);
+  bool run_copies();
+  bool send(Link& link, uint32_t step);
+  bool recv(Link& link, uint32_t step);
+
+  const Plan* plan_ = nullptr;
+  const CollectiveArgs* args_ = nullptr;
+  const ExecBuffers* buffers_ = nullptr;
+  size_t elem_ = 1, completed_ = 0;
+  std::vector<uint32_t> waiting_;
+  std::vector<uint64_t> done_bytes_;
+  std::vector<Carry> carry_;
+  std::vector<size_t> send_head_, recv_head_;
+  std::vector<uint8_t> copy_done_;
+};
+
+// One-shot convenience: plan and run (tests, rare calls).
 Status execute(const Schedule& schedule, const CollectiveArgs& args, const ExecBuffers& buffers,
                std::span<Link* const> links, const ExecOptions& options = {});
 

@@ -17,7 +17,9 @@ namespace {
 size_t slot_bytes(size_t fifo_bytes) { return kFifoHeader + fifo_bytes; }
 
 Result<void*> map(int fd, size_t bytes, const std::string& name) {
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  // MAP_POPULATE: fault every page in now, not one by one on the data path (this VM
+  // pays ~12 us per first touch of a page).
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
   if (p == MAP_FAILED) return Error{"mmap " + name + ": " + std::strerror(errno)};
   return p;
 }

@@ -22,6 +22,7 @@ TcpLink::TcpLink(int peer, std::vector<net::Fd> sockets, std::vector<double> wei
       sent_(sockets_.size()),
       received_(sockets_.size()) {
   for (net::Fd& fd : sockets_) (void)net::set_nonblocking(fd.get());
+  std::memset(staging_memory_.get() + kFifoHeader, 0, staging_bytes);  // fault the pages in now, not per message
 }
 
 void TcpLink::fail(const std::string& what) {
