@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# Installs what xingmai needs, then builds and runs every test twice: an optimised
-# build, and a clang build with AddressSanitizer + UndefinedBehaviorSanitizer that also
-# replays the fuzz corpus. Fails on the first failure.
+# Installs what xingmai needs, then builds and runs every test three times: an
+# optimised build; a clang build with AddressSanitizer + UndefinedBehaviorSanitizer that
+# also replays the fuzz corpus; and a ThreadSanitizer build of the threaded runtime.
+# Fails on the first failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-for preset in default asan; do
+for preset in default asan tsan; do
   echo "== $preset: build"
   cmake --preset "$preset" >/dev/null
   cmake --build --preset "$preset"

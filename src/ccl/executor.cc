@@ -143,11 +143,15 @@ Status Executor::run(const Plan& plan, const CollectiveArgs& args, const ExecBuf
   while (completed_ < n) {
     bool moved = run_copies();
     for (int p : plan.active_peers_) {
+      bool sending = send_head_[p] < plan.sends_[p].size(), receiving = recv_head_[p] < plan.recvs_[p].size();
+      if (!sending && !receiving) continue;  // done with this peer: it may leave now
       Link* link = links[p];
       link->progress();
       moved |= drain(plan.sends_[p], send_head_[p], [&](uint32_t i) { return send(*link, i); });
       moved |= drain(plan.recvs_[p], recv_head_[p], [&](uint32_t i) { return recv(*link, i); });
-      if (Status st = link->status(); !st) return Error{"link to rank " + std::to_string(p) + ": " + st.message()};
+      bool still = send_head_[p] < plan.sends_[p].size() || recv_head_[p] < plan.recvs_[p].size();
+      if (Status st = link->status(); still && !st)
+        return Error{"link to rank " + std::to_string(p) + ": " + st.message()};
     }
     if (moved) {
       idle = 0;

@@ -27,7 +27,9 @@ class Link {
   virtual void consume(size_t bytes) = 0;
   // Moves bytes along for transports that need it (sockets); shared memory does nothing.
   virtual void progress() {}
-  // Ok while the link works; the first failure afterwards.
+  // Ok while the link can still carry what is asked of it; an error once the peer is
+  // gone (or the protocol broke). Checked only while steps with this peer are pending:
+  // a peer that finished its part may leave.
   virtual Status status() const { return Status::Ok(); }
 };
 

@@ -29,6 +29,14 @@ void TcpLink::fail(const std::string& what) {
   if (status_.ok()) status_ = Error{"rank " + std::to_string(peer_) + ": " + what};
 }
 
+Status TcpLink::status() const {
+  if (!status_.ok()) return status_;
+  if (peer_closed_ && staging_.readable().empty())
+    return Error{"rank " + std::to_string(peer_) + ": closed the connection on rail " + std::to_string(recv_rail_) +
+                 " (process gone?)"};
+  return Status::Ok();
+}
+
 size_t TcpLink::send_some(const std::byte* data, size_t bytes) {
   size_t done = 0;
   while (done < bytes && status_.ok()) {
@@ -46,7 +54,7 @@ size_t TcpLink::send_some(const std::byte* data, size_t bytes) {
 }
 
 void TcpLink::progress() {
-  while (status_.ok()) {
+  while (status_.ok() && !peer_closed_) {
     std::span<std::byte> room = staging_.writable();
     if (room.empty()) return;
     if (recv_left_ == 0) recv_rail_ = recv_plan_.next(), recv_left_ = stripe_;
@@ -56,7 +64,10 @@ void TcpLink::progress() {
       recv_left_ -= size_t(n), received_[recv_rail_] += uint64_t(n);
       continue;
     }
-    if (n == 0) return fail("closed the connection on rail " + std::to_string(recv_rail_) + " (process gone?)");
+    if (n == 0) {
+      peer_closed_ = true;
+      return;
+    }
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return;
     return fail(std::string("recv on rail ") + std::to_string(recv_rail_) + ": " + std::strerror(errno));
   }

@@ -23,7 +23,7 @@ class TcpLink final : public Link {
   std::span<const std::byte> readable() override { return staging_.readable(); }
   void consume(size_t bytes) override { staging_.consume(bytes); }
   void progress() override;
-  Status status() const override { return status_; }
+  Status status() const override;
 
   size_t rails() const { return sockets_.size(); }
   uint64_t bytes_sent(size_t rail) const { return sent_[rail]; }
@@ -41,6 +41,7 @@ class TcpLink final : public Link {
   ByteFifo staging_;  // received bytes not yet consumed
   std::vector<uint64_t> sent_, received_;
   Status status_;
+  bool peer_closed_ = false;  // end of stream: fine until we need more bytes from it
 };
 
 struct TcpSetup {
