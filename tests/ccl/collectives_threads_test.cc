@@ -14,7 +14,7 @@ namespace {
 // n ranks' links over heap FIFOs; small FIFOs so wrap-around and back-pressure happen.
 class ThreadWorld {
  public:
-  ThreadWorld(int n, size_t fifo_bytes) : n_(n), memory_(size_t(n) * n), links_(size_t(n) * n) {
+  ThreadWorld(int n, size_t fifo_bytes) : memory_(size_t(n) * n), links_(size_t(n) * n) {
     for (auto& m : memory_) m = std::make_unique<std::byte[]>(kFifoHeader + fifo_bytes);
     std::vector<ByteFifo> fifos;
     for (int i = 0; i < n * n; ++i) fifos.emplace_back(memory_[i].get(), fifo_bytes, true);
@@ -30,7 +30,6 @@ class ThreadWorld {
   std::span<Link* const> links(int rank) const { return rows_[rank]; }
 
  private:
-  int n_;
   std::vector<std::unique_ptr<std::byte[]>> memory_;
   std::vector<std::unique_ptr<Link>> links_;
   std::vector<std::vector<Link*>> rows_;
