@@ -271,6 +271,10 @@ int main(int argc, char** argv) {
 
   xcclComm_t comm = nullptr;
   if (const char* id_text = std::getenv("XCCL_UNIQUE_ID")) {
+    if (!std::getenv("XCCL_RANK") || !std::getenv("XCCL_WORLD_SIZE")) {
+      std::fprintf(stderr, "xccl-perf: XCCL_UNIQUE_ID needs XCCL_RANK and XCCL_WORLD_SIZE too\n");
+      return 2;
+    }
     xcclUniqueId id{};
     std::strncpy(id.internal, id_text, sizeof id.internal - 1);
     CHECK(xcclCommInitRank(&comm, std::atoi(std::getenv("XCCL_WORLD_SIZE")), id, std::atoi(std::getenv("XCCL_RANK"))));

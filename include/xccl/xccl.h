@@ -68,14 +68,14 @@ const char* xcclGetLastError(void);
  * default 127.0.0.1 and any free port. */
 xcclResult_t xcclGetUniqueId(xcclUniqueId* id);
 
-/* Joins rank `rank` of `nranks`. Blocks until every rank joined (or XCCL_TIMEOUT_MS). */
+/* Joins rank `rank` of `nranks`. Blocks until every rank joined (or XCCL_INIT_TIMEOUT_MS). */
 xcclResult_t xcclCommInitRank(xcclComm_t* comm, int nranks, xcclUniqueId id, int rank);
 
 /* Joins using the launcher's environment: torchrun (RANK, WORLD_SIZE, MASTER_ADDR,
  * MASTER_PORT), Open MPI's mpirun (OMPI_COMM_WORLD_RANK/SIZE) or SLURM's srun
  * (SLURM_PROCID/NTASKS); rank 0 hosts the bootstrap root at MASTER_ADDR:MASTER_PORT
  * (XCCL_MASTER_ADDR/PORT override). The job's secret comes from XCCL_SECRET (64 hex
- * digits), shared by every rank. */
+ * digits) or the file named by XCCL_SECRET_FILE, the same on every rank. */
 xcclResult_t xcclCommInitFromEnv(xcclComm_t* comm);
 
 /* Waits for this rank's pending operations, then frees the communicator. */

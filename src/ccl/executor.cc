@@ -53,7 +53,7 @@ bool Executor::run_copies() {
     if (copy_done_[c] || waiting_[i]) continue;
     const Step& st = plan_->schedule_.steps[i];
     std::byte *src = at(st.src), *dst = at(st.dst);
-    if (src != dst) std::memmove(dst, src, st.count * elem_);
+    if (src != dst && st.count > 0) std::memmove(dst, src, st.count * elem_);
     copy_done_[c] = 1;
     complete(i);
     moved = true;
@@ -138,8 +138,10 @@ Status Executor::run(const Plan& plan, const CollectiveArgs& args, const ExecBuf
     return moved;
   };
 
-  const auto deadline = std::chrono::steady_clock::now() + options.timeout;
+  // The timeout counts from the last progress: a long healthy transfer never trips it.
+  auto deadline = std::chrono::steady_clock::now() + options.timeout;
   unsigned idle = 0;
+  uint64_t moves = 0, moves_at_check = 0;
   while (completed_ < n) {
     bool moved = run_copies();
     for (int p : plan.active_peers_) {
@@ -154,6 +156,7 @@ Status Executor::run(const Plan& plan, const CollectiveArgs& args, const ExecBuf
         return Error{"link to rank " + std::to_string(p) + ": " + st.message()};
     }
     if (moved) {
+      ++moves;
       idle = 0;
       continue;
     }
@@ -162,10 +165,16 @@ Status Executor::run(const Plan& plan, const CollectiveArgs& args, const ExecBuf
     ++idle;
     if (options.yield_at_once || idle > 256) sched_yield();
     if (options.cancel && options.cancel->load(std::memory_order_relaxed)) return Error{"aborted"};
-    if ((idle & 255) == 0 && std::chrono::steady_clock::now() > deadline)
+    if ((idle & 255) != 0) continue;
+    auto now = std::chrono::steady_clock::now();
+    if (moves != moves_at_check) {  // progress since the last look: the clock starts again
+      moves_at_check = moves;
+      deadline = now + options.timeout;
+    }
+    if (now > deadline)
       return Error{"timed out after " + std::to_string(options.timeout.count()) + " ms with " +
                    std::to_string(n - completed_) + " of " + std::to_string(n) + " steps of " +
-                   to_string(args.collective) + " unfinished (a peer died or stalled?)"};
+                   to_string(args.collective) + " unfinished and no progress (a peer died or stalled?)"};
   }
   return Status::Ok();
 }

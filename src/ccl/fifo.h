@@ -43,6 +43,7 @@ class ByteFifo {
     uint64_t tail = header_->tail.load(std::memory_order_acquire);
     size_t free_bytes = mask_ + 1 - size_t(head - tail);
     size_t n = std::min(bytes, free_bytes), at = size_t(head & mask_);
+    if (n == 0) return 0;  // (src may be null for an empty buffer)
     size_t first = std::min(n, mask_ + 1 - at);
     std::memcpy(data_ + at, src, first);
     std::memcpy(data_, src + first, n - first);

@@ -1,5 +1,9 @@
 #include "ccl/reduce.h"
 
+#include <cpuid.h>
+
+#include "ccl/reduce_kernels.h"
+
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -65,93 +69,32 @@ uint16_t float_to_bf16(float f) {
 
 namespace {
 
-template <typename T, typename F>
-void apply(void* dst, const void* a, const void* b, size_t n, F f) {
-  // dst may alias a or b index for index, which an element-wise loop allows.
-  T* d = static_cast<T*>(dst);
-  const T* x = static_cast<const T*>(a);
-  const T* y = static_cast<const T*>(b);
-  for (size_t i = 0; i < n; ++i) d[i] = f(x[i], y[i]);
+void half_widen(const uint16_t* in, float* out, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = half_to_float(in[i]);
+}
+void half_narrow(const float* in, uint16_t* out, size_t n) {
+  for (size_t i = 0; i < n; ++i) out[i] = float_to_half(in[i]);
 }
 
-template <typename T>
-void reduce_native(void* dst, const void* a, const void* b, size_t n, RedOp op) {
-  switch (op) {
-    case RedOp::kSum: case RedOp::kAvg:
-      if constexpr (std::is_integral_v<T>)  // wrap, don't invoke UB on overflow
-        return apply<T>(dst, a, b, n, [](T x, T y) {
-          using U = std::make_unsigned_t<T>;
-          return T(U(x) + U(y));
-        });
-      else
-        return apply<T>(dst, a, b, n, [](T x, T y) { return T(x + y); });
-    case RedOp::kProd:
-      if constexpr (std::is_integral_v<T>)
-        return apply<T>(dst, a, b, n, [](T x, T y) {
-          using U = std::make_unsigned_t<T>;
-          return T(U(U(x) * U(y)));
-        });
-      else
-        return apply<T>(dst, a, b, n, [](T x, T y) { return T(x * y); });
-    case RedOp::kMin: return apply<T>(dst, a, b, n, [](T x, T y) { return y < x ? y : x; });
-    case RedOp::kMax: return apply<T>(dst, a, b, n, [](T x, T y) { return x < y ? y : x; });
-  }
+// Chosen once: the AVX2 + F16C kernels where the CPU (and OS) has them, else the
+// baseline ones. F16C is CPUID leaf 1, ECX bit 29.
+bool has_avx2_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(1, &eax, &ebx, &ecx, &edx)) return false;
+  return __builtin_cpu_supports("avx2") && (ecx & (1u << 29));
 }
-
-// fp16 / bf16: widen a block to fp32, reduce there, narrow once.
-template <float (*Widen)(uint16_t), uint16_t (*Narrow)(float)>
-void reduce_narrow(void* dst, const void* a, const void* b, size_t n, RedOp op) {
-  constexpr size_t kBlock = 256;
-  float fa[kBlock], fb[kBlock];
-  const uint16_t* x = static_cast<const uint16_t*>(a);
-  const uint16_t* y = static_cast<const uint16_t*>(b);
-  uint16_t* d = static_cast<uint16_t*>(dst);
-  for (size_t base = 0; base < n; base += kBlock) {
-    size_t m = std::min(kBlock, n - base);
-    for (size_t i = 0; i < m; ++i) fa[i] = Widen(x[base + i]), fb[i] = Widen(y[base + i]);
-    reduce_native<float>(fa, fa, fb, m, op);
-    for (size_t i = 0; i < m; ++i) d[base + i] = Narrow(fa[i]);
-  }
-}
-
-template <typename T>
-void divide(void* data, size_t n, int nranks) {
-  T* d = static_cast<T*>(data);
-  for (size_t i = 0; i < n; ++i) d[i] = T(d[i] / T(nranks));
-}
-
-template <float (*Widen)(uint16_t), uint16_t (*Narrow)(float)>
-void divide_narrow(void* data, size_t n, int nranks) {
-  uint16_t* d = static_cast<uint16_t*>(data);
-  for (size_t i = 0; i < n; ++i) d[i] = Narrow(Widen(d[i]) / float(nranks));
-}
+const bool kUseAvx2 = has_avx2_f16c();
 
 }  // namespace
 
 void reduce(void* dst, const void* a, const void* b, size_t n, DataType type, RedOp op) {
-  switch (type) {
-    case DataType::kInt8: return reduce_native<int8_t>(dst, a, b, n, op);
-    case DataType::kUint8: return reduce_native<uint8_t>(dst, a, b, n, op);
-    case DataType::kInt32: return reduce_native<int32_t>(dst, a, b, n, op);
-    case DataType::kInt64: return reduce_native<int64_t>(dst, a, b, n, op);
-    case DataType::kFloat16: return reduce_narrow<half_to_float, float_to_half>(dst, a, b, n, op);
-    case DataType::kBfloat16: return reduce_narrow<bf16_to_float, float_to_bf16>(dst, a, b, n, op);
-    case DataType::kFloat32: return reduce_native<float>(dst, a, b, n, op);
-    case DataType::kFloat64: return reduce_native<double>(dst, a, b, n, op);
-  }
+  if (kUseAvx2) return kernels::reduce_avx2(dst, a, b, n, type, op);
+  kernels::reduce_any(dst, a, b, n, type, op, half_widen, half_narrow);
 }
 
 void finalize_avg(void* data, size_t n, DataType type, int nranks) {
-  switch (type) {
-    case DataType::kInt8: return divide<int8_t>(data, n, nranks);
-    case DataType::kUint8: return divide<uint8_t>(data, n, nranks);
-    case DataType::kInt32: return divide<int32_t>(data, n, nranks);
-    case DataType::kInt64: return divide<int64_t>(data, n, nranks);
-    case DataType::kFloat16: return divide_narrow<half_to_float, float_to_half>(data, n, nranks);
-    case DataType::kBfloat16: return divide_narrow<bf16_to_float, float_to_bf16>(data, n, nranks);
-    case DataType::kFloat32: return divide<float>(data, n, nranks);
-    case DataType::kFloat64: return divide<double>(data, n, nranks);
-  }
+  if (kUseAvx2) return kernels::finalize_avg_avx2(data, n, type, nranks);
+  kernels::finalize_any(data, n, type, nranks, half_widen, half_narrow);
 }
 
 }  // namespace xm::ccl

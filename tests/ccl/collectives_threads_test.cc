@@ -52,7 +52,7 @@ std::string run_and_check(CollectiveArgs a, size_t fifo_bytes) {
       ExecBuffers b{in.data(), out.data(), scratch.data(), {}};
       if (a.in_place) {  // NCCL's in-place layouts
         if (a.collective == Collective::kAllGather) {
-          std::memcpy(out.data() + r * in.size(), in.data(), in.size());
+          if (!in.empty()) std::memcpy(out.data() + r * in.size(), in.data(), in.size());
           b.input = out.data() + r * in.size();
         } else if (a.collective == Collective::kReduceScatter) {
           out = in;

@@ -1,5 +1,6 @@
-// Pairwise-exchange all-to-all: in step t every rank sends its block for rank r+t and
-// receives from rank r-t, so each step is a permutation and no rank is hot.
+// Pairwise-exchange all-to-all: exchange t sends this rank's block for rank r+t and
+// receives from rank r-t. The exchanges are not serialised (each link is a FIFO of its
+// own, so they overlap); their order spreads the first bytes over distinct peers.
 #include "ccl/algorithms/algorithms.h"
 #include "ccl/algorithms/partition.h"
 
