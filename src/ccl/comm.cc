@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -81,42 +82,49 @@ Status Comm::connect(const JobId& job) {
   if (!boot) return boot.error();
   bootstrap_ = std::make_unique<BootstrapClient>(std::move(boot).value());
 
+  // Round 1: where every rank lives and how to reach it over TCP.
   const std::string me = host_id();
-  std::string blob = "host=" + me + "\npid=" + std::to_string(getpid()) + "\n";
   Result<std::vector<Rail>> rails = parse_rails(settings_.rails, bootstrap_->local_address());
   if (!rails) return rails.error();
   Result<std::vector<net::Fd>> listeners = listen_on_rails(*rails);
   if (!listeners) return listeners.error();
-  blob += "tcp=" + encode_rails(*rails) + "\n";
-  if (!settings_.shm_disable && ranks_ > 1) {
-    Result<std::unique_ptr<ShmSegment>> seg = ShmSegment::create(ranks_, settings_.shm_fifo_bytes);
-    if (!seg) return seg.error();
-    own_segment_ = std::move(seg).value();
-    blob += "shm=" + own_segment_->name() + "\n";
-  }
+  std::string blob = "host=" + me + "\npid=" + std::to_string(getpid()) + "\ntcp=" + encode_rails(*rails) + "\n";
   Result<std::vector<std::string>> all = bootstrap_->allgather(blob, deadline);
   if (!all) return all.error();
+
+  // The ranks of this host share memory: one segment each, a FIFO per local rank (not
+  // per rank of the job, which would cost gigabytes at scale).
+  std::vector<int> local, remote;
+  for (int p = 0; p < ranks_; ++p) {
+    bool here = parse_blob((*all)[p])["host"] == me;
+    if (here) local.push_back(p);
+    if (!here || settings_.shm_disable) {
+      if (p != rank_) remote.push_back(p);
+    }
+  }
+  oversubscribed_ = long(local.size()) > sysconf(_SC_NPROCESSORS_ONLN);
+  const bool use_shm = !settings_.shm_disable && local.size() > 1;
+  auto slot = [&](int rank) { return int(std::find(local.begin(), local.end(), rank) - local.begin()); };
+  if (use_shm) {
+    Result<std::unique_ptr<ShmSegment>> seg = ShmSegment::create(int(local.size()), settings_.shm_fifo_bytes);
+    if (!seg) return seg.error();
+    own_segment_ = std::move(seg).value();
+  }
+  // Round 2: the segment names.
+  Result<std::vector<std::string>> names = bootstrap_->allgather(own_segment_ ? own_segment_->name() : "", deadline);
+  if (!names) return names.error();
 
   link_table_.assign(ranks_, nullptr);
   peer_segments_.resize(ranks_);
   std::string shm_peers;
-  std::vector<int> remote;
-  int here = 0;
-  for (const std::string& b : *all) here += parse_blob(b)["host"] == me;
-  oversubscribed_ = here > sysconf(_SC_NPROCESSORS_ONLN);
-  for (int p = 0; p < ranks_; ++p) {
+  for (int p : use_shm ? local : std::vector<int>{}) {
     if (p == rank_) continue;
-    auto peer = parse_blob((*all)[p]);
-    bool local = peer["host"] == me && own_segment_ && !peer["shm"].empty();
-    if (!local) {
-      remote.push_back(p);
-      continue;
-    }
-    Result<std::unique_ptr<ShmSegment>> seg = ShmSegment::open(peer["shm"], ranks_, settings_.shm_fifo_bytes);
+    Result<std::unique_ptr<ShmSegment>> seg = ShmSegment::open((*names)[p], int(local.size()), settings_.shm_fifo_bytes);
     if (!seg) return seg.error();
     peer_segments_[p] = std::move(seg).value();
-    links_.push_back(std::make_unique<ShmLink>(peer_segments_[p]->fifo_from(rank_), own_segment_->fifo_from(p),
-                                               pid_t(std::stol(peer["pid"]))));
+    links_.push_back(std::make_unique<ShmLink>(peer_segments_[p]->fifo_from(slot(rank_)),
+                                               own_segment_->fifo_from(slot(p)),
+                                               pid_t(std::stol(parse_blob((*all)[p])["pid"]))));
     link_table_[p] = links_.back().get();
     shm_peers += " " + std::to_string(p);
   }
@@ -128,8 +136,9 @@ Status Comm::connect(const JobId& job) {
   if (own_segment_) own_segment_->unlink();
   XCCL_LOG(LogLevel::kInfo, Subsys::kInit, rank_,
            "rank " + std::to_string(rank_) + " of " + std::to_string(ranks_) + " ready; shared memory with ranks" +
-               (shm_peers.empty() ? " none" : shm_peers) + ", FIFO " + std::to_string(settings_.shm_fifo_bytes >> 10) +
-               " KiB per peer");
+               (shm_peers.empty() ? " none" : shm_peers + ", FIFO " + std::to_string(settings_.shm_fifo_bytes >> 10) +
+                                                   " KiB per local peer") +
+               (oversubscribed_ ? "; more ranks than cores here: waiting ranks yield at once" : ""));
   return Status::Ok();
 }
 
