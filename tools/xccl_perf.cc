@@ -32,7 +32,7 @@ struct Options {
   std::string min_bytes = "32M", max_bytes = "32M";
   double factor = 2;
   std::string increment = "0";
-  int iters = 20, warmup = 5, check = 1, root = 0, np = 0;
+  int iters = 20, warmup = 5, check = 1, root = 0, np = 0, registered = 0;
   std::string op = "sum", type = "float";
 };
 
@@ -107,9 +107,33 @@ xcclResult_t launch(Collective c, const void* in, void* out, size_t count, xcclD
 }
 
 // Runs one size, out of place or in place; returns (seconds per op, wrong elements).
+// A buffer from malloc-like memory or from xcclMemAlloc, touched once.
+class Buffer {
+ public:
+  Buffer(size_t bytes, bool registered) : bytes_(std::max<size_t>(bytes, 1)), registered_(registered) {
+    if (registered_) {
+      CHECK(xcclMemAlloc(reinterpret_cast<void**>(&data_), bytes_));
+    } else {
+      data_ = static_cast<std::byte*>(std::malloc(bytes_));
+      if (!data_) die("malloc", xcclSystemError);
+    }
+    std::memset(data_, 0, bytes_);
+  }
+  ~Buffer() {
+    if (registered_) xcclMemFree(data_);
+    else std::free(data_);
+  }
+  std::byte* data() { return data_; }
+
+ private:
+  size_t bytes_;
+  bool registered_;
+  std::byte* data_ = nullptr;
+};
+
 std::pair<double, long long> run_size(const Options& o, Collective c, DataType type, RedOp op, size_t per_rank,
-                                      int rank, int ranks, std::vector<std::byte>& send, std::vector<std::byte>& recv,
-                                      bool in_place, xcclComm_t comm) {
+                                      int rank, int ranks, Buffer& send, Buffer& recv, bool in_place,
+                                      xcclComm_t comm) {
   const size_t es = size_of(type);
   CollectiveArgs a;
   a.collective = c;
@@ -164,10 +188,11 @@ int run_rank(const Options& o, xcclComm_t comm) {
   const bool reducing = c == Collective::kAllReduce || c == Collective::kReduce || c == Collective::kReduceScatter;
   // Buffers for the largest size, allocated and touched once.
   size_t max_elems = (max / es / (scaled ? ranks : 1) + 1) * (scaled ? ranks : 1);
-  std::vector<std::byte> send(max_elems * es), recv(max_elems * es);
+  Buffer send(max_elems * es, o.registered), recv(max_elems * es, o.registered);
   if (rank == 0) {
-    std::printf("# xccl-perf: %s, %d ranks, %s %s, %d iterations after %d warm-up, check %s\n", o.collective.c_str(),
-                ranks, to_string(type), reducing ? to_string(op) : "none", o.iters, o.warmup, o.check ? "on" : "off");
+    std::printf("# xccl-perf: %s, %d ranks, %s %s, %d iterations after %d warm-up, check %s, %s buffers\n",
+                o.collective.c_str(), ranks, to_string(type), reducing ? to_string(op) : "none", o.iters, o.warmup,
+                o.check ? "on" : "off", o.registered ? "registered (xcclMemAlloc)" : "malloc");
     std::printf("#\n#%77s%31s\n", "out-of-place", "in-place");
     std::printf("#%11s %12s %8s %6s %6s %9s %7s %7s %6s %9s %7s %7s %6s\n", "size", "count", "type", "redop", "root",
                 "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
@@ -257,6 +282,8 @@ int main(int argc, char** argv) {
   app.add_option("-o,--op", o.op, "sum, prod, min, max, avg")->capture_default_str();
   app.add_option("-d,--datatype", o.type, "int8, uint8, int32, int64, half, bfloat16, float, double")->capture_default_str();
   app.add_option("-r,--root", o.root, "root of broadcast and reduce")->capture_default_str();
+  app.add_option("-R,--registered", o.registered, "1: buffers from xcclMemAlloc (read in place on shared memory)")
+      ->capture_default_str();
   app.add_option("--np", o.np, "launch this many local ranks (else run as one rank of torchrun/mpirun/srun)");
   CLI11_PARSE(app, argc, argv);
   try {  // validate before launching anything

@@ -35,7 +35,8 @@ typedef enum {
   xcclInvalidUsage = 5,      /* a call out of order (e.g. GroupEnd without GroupStart) */
   xcclRemoteError = 6,       /* a peer died, timed out, or broke the protocol */
   xcclInProgress = 7,        /* xcclTest: not finished yet */
-  xcclNumResults = 8
+  xcclNumResults = 8,
+  xcclResultMaxValue = 0x7fffffff
 } xcclResult_t;
 
 typedef enum {
@@ -47,10 +48,14 @@ typedef enum {
   xcclBfloat16 = 5,
   xcclFloat32 = 6, xcclFloat = 6,
   xcclFloat64 = 7, xcclDouble = 7,
-  xcclNumTypes = 8
+  xcclNumTypes = 8,
+  xcclDataTypeMaxValue = 0x7fffffff /* any int is a value of the type: bad ones are checked, not UB */
 } xcclDataType_t;
 
-typedef enum { xcclSum = 0, xcclProd = 1, xcclMin = 2, xcclMax = 3, xcclAvg = 4, xcclNumOps = 5 } xcclRedOp_t;
+typedef enum {
+  xcclSum = 0, xcclProd = 1, xcclMin = 2, xcclMax = 3, xcclAvg = 4, xcclNumOps = 5,
+  xcclRedOpMaxValue = 0x7fffffff
+} xcclRedOp_t;
 
 typedef struct { char internal[XCCL_UNIQUE_ID_BYTES]; } xcclUniqueId;
 typedef struct xcclComm* xcclComm_t;
@@ -85,6 +90,14 @@ xcclResult_t xcclCommAbort(xcclComm_t comm);
 xcclResult_t xcclCommGetAsyncError(xcclComm_t comm, xcclResult_t* async_error);
 xcclResult_t xcclCommCount(const xcclComm_t comm, int* count);
 xcclResult_t xcclCommUserRank(const xcclComm_t comm, int* rank);
+
+/* Registered memory. Buffers from xcclMemAlloc can be read in place by the other
+ * ranks of this host, so collectives whose send and receive buffers lie in them move
+ * large messages over shared memory with one copy fewer each way (the role of NCCL's
+ * ncclMemAlloc and buffer registration). Any buffer works with any call; registered
+ * ones are only faster. Thread-safe. Free with xcclMemFree. */
+xcclResult_t xcclMemAlloc(void** ptr, size_t size);
+xcclResult_t xcclMemFree(void* ptr);
 
 /* Requests: the handle of an ...Async operation. Wait blocks until it finishes and
  * frees it; Test frees it once it reports completion (xcclSuccess or an error) and

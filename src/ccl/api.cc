@@ -9,6 +9,7 @@
 
 #include "ccl/comm.h"
 #include "ccl/log.h"
+#include "ccl/shm/registered_memory.h"
 
 struct xcclComm {
   std::unique_ptr<xm::ccl::Comm> impl;
@@ -221,6 +222,20 @@ xcclResult_t xcclCommCount(const xcclComm_t comm, int* count) {
 xcclResult_t xcclCommUserRank(const xcclComm_t comm, int* rank) {
   if (!comm || !rank) return fail(xcclInvalidArgument, "xcclCommUserRank: NULL argument");
   *rank = comm->impl->rank();
+  return xcclSuccess;
+}
+
+xcclResult_t xcclMemAlloc(void** ptr, size_t size) {
+  if (!ptr) return fail(xcclInvalidArgument, "xcclMemAlloc: ptr is NULL");
+  Result<void*> p = registered_alloc(size);
+  if (!p) return fail(size == 0 ? xcclInvalidArgument : xcclSystemError, "xcclMemAlloc: " + p.error().message);
+  *ptr = *p;
+  return xcclSuccess;
+}
+
+xcclResult_t xcclMemFree(void* ptr) {
+  if (!ptr) return xcclSuccess;
+  if (Status st = registered_free(ptr); !st) return fail(xcclInvalidArgument, "xcclMemFree: " + st.message());
   return xcclSuccess;
 }
 

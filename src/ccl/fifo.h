@@ -21,6 +21,7 @@ struct FifoHeader {
   alignas(64) std::atomic<uint64_t> head{0};  // bytes ever written (producer's)
   alignas(64) std::atomic<uint64_t> tail{0};  // bytes ever read (consumer's)
   alignas(64) std::atomic<uint32_t> closed{0};
+  alignas(64) std::atomic<uint64_t> acked{0};  // zero-copy bytes the consumer has used
 };
 inline constexpr size_t kFifoHeader = sizeof(FifoHeader);
 static_assert(std::atomic<uint64_t>::is_always_lock_free, "FIFO needs lock-free 64-bit atomics across processes");
@@ -72,6 +73,28 @@ class ByteFifo {
   void commit(size_t bytes) {
     header_->head.store(header_->head.load(std::memory_order_relaxed) + bytes, std::memory_order_release);
   }
+
+  // Producer: free bytes; and an all-or-nothing write for small control records.
+  size_t free_space() const {
+    return mask_ + 1 - size_t(header_->head.load(std::memory_order_relaxed) - header_->tail.load(std::memory_order_acquire));
+  }
+  bool write_all(const void* src, size_t bytes) {
+    if (free_space() < bytes) return false;
+    write(static_cast<const std::byte*>(src), bytes);
+    return true;
+  }
+  // Consumer: copies the next `bytes` (across the wrap) if they have all arrived.
+  bool peek_exact(void* dst, size_t bytes) const {
+    uint64_t tail = header_->tail.load(std::memory_order_relaxed);
+    if (header_->head.load(std::memory_order_acquire) - tail < bytes) return false;
+    size_t at = size_t(tail & mask_), first = std::min(bytes, mask_ + 1 - at);
+    std::memcpy(dst, data_ + at, first);
+    std::memcpy(static_cast<std::byte*>(dst) + first, data_, bytes - first);
+    return true;
+  }
+  // Zero-copy acknowledgements: the consumer counts bytes it used in place.
+  void ack(uint64_t bytes) { header_->acked.fetch_add(bytes, std::memory_order_release); }
+  uint64_t acked() const { return header_->acked.load(std::memory_order_acquire); }
 
   void close() { header_->closed.store(1, std::memory_order_release); }
   bool closed() const { return header_->closed.load(std::memory_order_acquire) != 0; }

@@ -24,8 +24,32 @@ xcclResult_t launch(const CollectiveArgs& a, const void* in, void* out, xcclComm
   return xcclInvalidArgument;
 }
 
+// Holds a test's buffer in malloc'd or registered (xcclMemAlloc) memory.
+class TestBuffer {
+ public:
+  TestBuffer(const std::vector<std::byte>& init, size_t bytes, bool registered) : registered_(registered) {
+    size_t n = std::max<size_t>(bytes, 1);
+    if (registered_) {
+      if (xcclMemAlloc(reinterpret_cast<void**>(&p_), n) != xcclSuccess) std::abort();
+    } else {
+      p_ = static_cast<std::byte*>(std::malloc(n));
+    }
+    std::memset(p_, 0, n);
+    if (!init.empty()) std::memcpy(p_, init.data(), init.size());
+  }
+  ~TestBuffer() {
+    if (registered_) xcclMemFree(p_);
+    else std::free(p_);
+  }
+  std::byte* data() { return p_; }
+
+ private:
+  bool registered_;
+  std::byte* p_ = nullptr;
+};
+
 // One rank's sweep; returns 0 when every result matched.
-int sweep(xcclComm_t comm, int rank, int ranks, const std::vector<uint64_t>& counts) {
+int sweep(xcclComm_t comm, int rank, int ranks, const std::vector<uint64_t>& counts, bool registered = false) {
   for (int c = 0; c < 6; ++c) {
     Collective kind = Collective(c);
     bool reducing = kind == Collective::kAllReduce || kind == Collective::kReduce || kind == Collective::kReduceScatter;
@@ -42,22 +66,23 @@ int sweep(xcclComm_t comm, int rank, int ranks, const std::vector<uint64_t>& cou
             a.rank = rank;
             a.root = ranks / 2;
             const size_t es = size_of(a.type);
-            std::vector<std::byte> in = check::make_input(a, rank), want = check::expected_output(a, rank);
-            std::vector<std::byte> out(std::max(check::output_count(a), in.size() / es) * es + 1);
+            std::vector<std::byte> in0 = check::make_input(a, rank), want = check::expected_output(a, rank);
+            size_t out_bytes = std::max(check::output_count(a), in0.size() / es) * es + 1;
+            TestBuffer in(in0, in0.size(), registered), out({}, out_bytes, registered);
             const void* src = in.data();
             std::byte* dst = out.data();
             if (in_place) {
               if (kind == Collective::kAllGather) {
                 src = out.data() + size_t(rank) * count * es;
+                if (!in0.empty()) std::memcpy(out.data() + size_t(rank) * count * es, in0.data(), in0.size());
               } else if (kind == Collective::kReduceScatter) {
-                std::memcpy(out.data(), in.data(), in.size());
+                if (!in0.empty()) std::memcpy(out.data(), in0.data(), in0.size());
                 src = out.data();
                 dst = out.data() + size_t(rank) * count * es;
               } else {
-                std::memcpy(out.data(), in.data(), in.size());
+                if (!in0.empty()) std::memcpy(out.data(), in0.data(), in0.size());
                 src = out.data();
               }
-              if (kind == Collective::kAllGather) std::memcpy(out.data() + size_t(rank) * count * es, in.data(), in.size());
             }
             if (launch(a, src, dst, comm) != xcclSuccess) {
               std::fprintf(stderr, "rank %d: %s failed: %s\n", rank, to_string(kind), xcclGetLastError());
@@ -77,6 +102,7 @@ struct World {
   const char* name;
   int ranks;
   const char* rails;  // nullptr: shared memory; else TCP over these rails
+  bool registered = false;  // buffers from xcclMemAlloc (read in place over shared memory)
 };
 
 class EveryCollective : public ::testing::TestWithParam<World> {};
@@ -86,7 +112,7 @@ TEST_P(EveryCollective, MatchesTheReferenceExactly) {
   auto results = test::run_ranks(
       w.ranks,
       [&](xcclComm_t comm, int rank) {
-        return sweep(comm, rank, w.ranks, {0, 1, 7, 1001, w.rails ? 70001u : 3u * 65536 + 5});
+        return sweep(comm, rank, w.ranks, {0, 1, 7, 1001, w.rails ? 70001u : 3u * 65536 + 5}, w.registered);
       },
       std::chrono::seconds(240),
       [&](int) {
@@ -100,8 +126,11 @@ TEST_P(EveryCollective, MatchesTheReferenceExactly) {
 
 INSTANTIATE_TEST_SUITE_P(Processes, EveryCollective,
                          ::testing::Values(World{"shm", 2, nullptr}, World{"shm", 3, nullptr}, World{"shm", 4, nullptr},
+                                           World{"shm_registered", 2, nullptr, true},
+                                           World{"shm_registered", 3, nullptr, true},
                                            World{"tcp", 2, "127.0.0.1"}, World{"tcp2rails", 3, "127.0.0.1,127.0.0.2"},
-                                           World{"tcp2rails", 4, "127.0.0.1@200,127.0.0.2@100"}),
+                                           World{"tcp2rails", 4, "127.0.0.1@200,127.0.0.2@100"},
+                                           World{"tcp_registered", 2, "127.0.0.1", true}),
                          [](const auto& info) { return std::string(info.param.name) + "_" + std::to_string(info.param.ranks) + "ranks"; });
 
 TEST(XcclProcesses, AsyncRequestsOverlapAndComplete) {

@@ -81,7 +81,92 @@ ByteFifo ShmSegment::fifo_from(int from) const {
   return ByteFifo(static_cast<std::byte*>(base_) + slot_bytes(fifo_bytes_) * size_t(from), fifo_bytes_, false);
 }
 
+namespace {
+
+// Frame header in the FIFO: what follows and how much of it.
+struct FrameHeader {
+  uint32_t kind;  // 1 data, 2 descriptor
+  uint32_t bytes;  // data: payload bytes that follow
+};
+struct Descriptor {
+  uint64_t id, offset, bytes;  // the sender's registered allocation and the span in it
+};
+constexpr uint32_t kDataFrame = 1, kDescriptorFrame = 2;
+constexpr size_t kMinDataFrame = 4096;  // don't fragment into tiny frames when the FIFO is nearly full
+
+}  // namespace
+
+size_t ShmLink::send_some(const std::byte* data, size_t bytes) {
+  if (posted_bytes_ > 0) {  // a descriptor is out: report what the receiver has used
+    uint64_t used = out_.acked() - ack_base_;
+    size_t fresh = size_t(used - posted_returned_);
+    posted_returned_ = used;
+    if (used == posted_bytes_) posted_bytes_ = 0;
+    return fresh;
+  }
+  if (bytes >= kZeroCopyMin) {
+    if (std::optional<RegisteredSpan> reg = registered_lookup(data, bytes)) {
+      struct {
+        FrameHeader h;
+        Descriptor d;
+      } frame{{kDescriptorFrame, 0}, {reg->id, reg->offset, bytes}};
+      uint64_t base = out_.acked();  // before posting: the receiver may ack at once
+      if (!out_.write_all(&frame, sizeof frame)) return 0;
+      posted_bytes_ = bytes, posted_returned_ = 0, ack_base_ = base;
+      return 0;
+    }
+  }
+  size_t room = out_.free_space();
+  size_t want = std::min(bytes, size_t(UINT32_MAX));
+  if (room < sizeof(FrameHeader) + std::min(want, kMinDataFrame)) return 0;
+  size_t n = std::min(want, room - sizeof(FrameHeader));
+  FrameHeader h{kDataFrame, uint32_t(n)};
+  out_.write(reinterpret_cast<const std::byte*>(&h), sizeof h);
+  return out_.write(data, n);
+}
+
+std::span<const std::byte> ShmLink::readable() {
+  if (frame_left_ == 0) {  // the next frame's header (and descriptor), once all there
+    FrameHeader h;
+    if (!protocol_.ok() || !in_.peek_exact(&h, sizeof h)) return {};
+    if (h.kind == kDataFrame) {
+      in_.consume(sizeof h);
+      frame_ = Frame::kData, frame_left_ = h.bytes;
+    } else if (h.kind == kDescriptorFrame) {
+      struct {
+        FrameHeader h;
+        Descriptor d;
+      } f;
+      if (!in_.peek_exact(&f, sizeof f)) return {};
+      in_.consume(sizeof f);
+      Result<const std::byte*> at = peer_memory_.map(f.d.id, f.d.offset, f.d.bytes);
+      if (!at) {
+        protocol_ = Error{"rank's descriptor: " + at.error().message};
+        return {};
+      }
+      frame_ = Frame::kDescriptor, frame_left_ = f.d.bytes, in_place_ = *at;
+    } else {
+      protocol_ = Error{"corrupt frame in shared memory (kind " + std::to_string(h.kind) + ")"};
+      return {};
+    }
+  }
+  if (frame_ == Frame::kDescriptor) return {in_place_, size_t(frame_left_)};
+  std::span<const std::byte> v = in_.readable();
+  return v.first(std::min<size_t>(v.size(), frame_left_));
+}
+
+void ShmLink::consume(size_t bytes) {
+  frame_left_ -= bytes;
+  if (frame_ == Frame::kDescriptor) {
+    in_place_ += bytes;
+    in_.ack(bytes);  // the sender may reuse these bytes now
+  } else {
+    in_.consume(bytes);
+  }
+}
+
 Status ShmLink::status() const {
+  if (!protocol_.ok()) return protocol_;
   if (peer_gone_) return Error{"peer process " + std::to_string(peer_pid_) + " exited"};
   auto now = std::chrono::steady_clock::now();
   if (now < next_check_) return Status::Ok();

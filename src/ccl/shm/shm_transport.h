@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "ccl/link.h"
+#include "ccl/shm/registered_memory.h"
 #include "util/result.h"
 
 namespace xm::ccl {
@@ -37,19 +38,35 @@ class ShmSegment {
   bool owner_ = false, linked_ = false;
 };
 
-// A link to a peer on this host: writes into the peer's segment, reads from ours. Reports
-// the peer's death (its pid gone) instead of waiting for the executor's timeout.
+// A link to a peer on this host: writes into the peer's segment, reads from ours. The
+// FIFO carries frames: data (copied in, copied out: one copy each way), or — when the
+// bytes to send lie in registered memory (xcclMemAlloc) and are large — a descriptor,
+// and the receiver reads the sender's buffer in place; the send completes when the
+// receiver has acknowledged every byte. Reports the peer's death (its pid gone) instead
+// of waiting for the executor's timeout.
 class ShmLink final : public Link {
  public:
   ShmLink(ByteFifo out, ByteFifo in, pid_t peer_pid) : out_(out), in_(in), peer_pid_(peer_pid) {}
-  size_t send_some(const std::byte* data, size_t bytes) override { return out_.write(data, bytes); }
-  std::span<const std::byte> readable() override { return in_.readable(); }
-  void consume(size_t bytes) override { in_.consume(bytes); }
+  size_t send_some(const std::byte* data, size_t bytes) override;
+  std::span<const std::byte> readable() override;
+  void consume(size_t bytes) override;
   Status status() const override;
+
+  // Sends at least this large go by descriptor when their bytes are registered.
+  static constexpr size_t kZeroCopyMin = 16 << 10;
 
  private:
   ByteFifo out_, in_;
   pid_t peer_pid_;
+  // Sending: the descriptor the peer is reading, if any.
+  uint64_t posted_bytes_ = 0, posted_returned_ = 0, ack_base_ = 0;
+  // Receiving: the frame being read.
+  enum class Frame : uint8_t { kNone, kData, kDescriptor };
+  Frame frame_ = Frame::kNone;
+  uint64_t frame_left_ = 0;
+  const std::byte* in_place_ = nullptr;  // kDescriptor: the next byte, in the peer's buffer
+  PeerMemory peer_memory_;
+  Status protocol_;
   mutable std::chrono::steady_clock::time_point next_check_{};
   mutable bool peer_gone_ = false;
 };

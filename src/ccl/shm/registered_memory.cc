@@ -1,0 +1,115 @@
+#include "ccl/shm/registered_memory.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+
+#include "ccl/net/auth.h"
+
+namespace xm::ccl {
+namespace {
+
+std::string name_of(uint64_t id) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "/xccl-mem-%016llx", static_cast<unsigned long long>(id));
+  return buf;
+}
+
+struct Allocation {
+  uint64_t id;
+  size_t size;
+};
+
+// This process's allocations by base address. Names are unlinked at free and, for
+// whatever is still allocated, at exit.
+struct Registry {
+  std::shared_mutex mu;
+  std::map<uintptr_t, Allocation> by_base;
+  ~Registry() {
+    for (auto& [base, a] : by_base) shm_unlink(name_of(a.id).c_str());
+  }
+};
+
+Registry& registry() {
+  static Registry r;
+  return r;
+}
+
+}  // namespace
+
+Result<void*> registered_alloc(size_t bytes) {
+  if (bytes == 0) return Error{"cannot register 0 bytes"};
+  uint64_t id = 0;
+  net::Secret random = net::random_secret();
+  std::memcpy(&id, random.bytes.data(), sizeof id);  // unguessable names
+  std::string name = name_of(id);
+  int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+  if (fd < 0) return Error{"shm_open " + name + ": " + std::strerror(errno)};
+  if (::ftruncate(fd, off_t(bytes)) != 0) {
+    int err = errno;
+    ::close(fd);
+    ::shm_unlink(name.c_str());
+    return Error{"registering " + std::to_string(bytes) + " bytes: " + std::strerror(err)};
+  }
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) {
+    ::shm_unlink(name.c_str());
+    return Error{"mmap " + name + ": " + std::strerror(errno)};
+  }
+  std::unique_lock lock(registry().mu);
+  registry().by_base[reinterpret_cast<uintptr_t>(p)] = {id, bytes};
+  return p;
+}
+
+Status registered_free(void* ptr) {
+  std::unique_lock lock(registry().mu);
+  auto it = registry().by_base.find(reinterpret_cast<uintptr_t>(ptr));
+  if (it == registry().by_base.end()) return Error{"not a pointer from xcclMemAlloc"};
+  ::munmap(ptr, it->second.size);
+  ::shm_unlink(name_of(it->second.id).c_str());
+  registry().by_base.erase(it);
+  return Status::Ok();
+}
+
+std::optional<RegisteredSpan> registered_lookup(const void* p, size_t bytes) {
+  uintptr_t at = reinterpret_cast<uintptr_t>(p);
+  std::shared_lock lock(registry().mu);
+  auto it = registry().by_base.upper_bound(at);
+  if (it == registry().by_base.begin()) return std::nullopt;
+  --it;
+  uintptr_t base = it->first;
+  if (at + bytes > base + it->second.size) return std::nullopt;
+  return RegisteredSpan{it->second.id, at - base};
+}
+
+PeerMemory::~PeerMemory() {
+  for (auto& [id, m] : mappings_) ::munmap(const_cast<std::byte*>(m.base), m.size);
+}
+
+Result<const std::byte*> PeerMemory::map(uint64_t id, uint64_t offset, uint64_t bytes) {
+  auto it = mappings_.find(id);
+  if (it == mappings_.end()) {
+    std::string name = name_of(id);
+    int fd = ::shm_open(name.c_str(), O_RDONLY, 0);
+    if (fd < 0) return Error{"peer buffer " + name + ": " + std::strerror(errno)};
+    struct stat st {};
+    ::fstat(fd, &st);
+    void* p = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
+    ::close(fd);
+    if (p == MAP_FAILED) return Error{"mmap peer buffer " + name + ": " + std::strerror(errno)};
+    it = mappings_.emplace(id, Mapping{static_cast<const std::byte*>(p), size_t(st.st_size)}).first;
+  }
+  if (offset > it->second.size || bytes > it->second.size - offset)
+    return Error{"peer described bytes outside its registered buffer"};
+  return it->second.base + offset;
+}
+
+}  // namespace xm::ccl

@@ -1,0 +1,47 @@
+// Registered memory (xcclMemAlloc): buffers that every rank on the host can map. When a
+// shared-memory send's bytes lie in such a buffer, the link passes a descriptor instead
+// of copying, and the receiver reduces or copies straight out of the sender's buffer:
+// one copy fewer each way (the role of NCCL's user-buffer registration).
+//
+// Thread-safe. Each allocation is a named shared-memory object ("/xccl-mem-<id>") that
+// lives until registered_free (or process exit); peers map it by id on first use.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+
+#include "util/result.h"
+
+namespace xm::ccl {
+
+Result<void*> registered_alloc(size_t bytes);
+Status registered_free(void* ptr);
+
+struct RegisteredSpan {
+  uint64_t id = 0;
+  uint64_t offset = 0;  // of the span within the allocation
+};
+// Where [p, p + bytes) lies, if wholly inside one registered allocation of this process.
+std::optional<RegisteredSpan> registered_lookup(const void* p, size_t bytes);
+
+// A peer's registered allocations, mapped on first use and kept until destruction.
+class PeerMemory {
+ public:
+  PeerMemory() = default;
+  PeerMemory(const PeerMemory&) = delete;
+  PeerMemory& operator=(const PeerMemory&) = delete;
+  ~PeerMemory();
+  // [offset, offset + bytes) of allocation `id`, mapped; Error if it does not exist or is too small.
+  Result<const std::byte*> map(uint64_t id, uint64_t offset, uint64_t bytes);
+
+ private:
+  struct Mapping {
+    const std::byte* base;
+    size_t size;
+  };
+  std::map<uint64_t, Mapping> mappings_;
+};
+
+}  // namespace xm::ccl
