@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # collectives_side_by_side.sh: xccl vs Gloo (TCP) vs Open MPI (shared memory) on this host,
-# nccl-tests style. Runs xccl-perf, gloo_perf and mpi_perf over the same size sweep for
+# nccl-tests style. Runs xccl-perf (with malloc'd buffers, and again with registered
+# buffers from xcclMemAlloc, -R 1), gloo_perf and mpi_perf over the same size sweep for
 # N = 2 and 4 local ranks and all_reduce / all_gather / alltoall, RUNS times, and prints
 # Markdown tables of the median out-of-place busbw (GB/s) plus the small-size latency.
 #
@@ -66,7 +67,7 @@ busy=$(cpu_busy)
 echo "# $(date -Is) on $(hostname): nproc $(nproc), CPUs ${busy}% busy before start," \
      "median of $RUNS runs, out-of-place busbw"
 ((busy < 20)) || echo "# WARNING: host already busy; busy-polling libraries will look slow and numbers will be noisy"
-echo "#   xccl:     $XCCL <collective> --np <N> ${SWEEP[*]} -c 0 -d float -o sum"
+echo "#   xccl:     $XCCL <collective> --np <N> ${SWEEP[*]} -c 0 -d float -o sum   (xccl reg: the same with -R 1)"
 echo "#   Gloo:     $GLOO --collective <collective> --np <N> ${SWEEP[*]}"
 echo "#   Open MPI: ${MPIRUN[*]:1} -np <N> $MPI --collective <collective> ${SWEEP[*]}"
 
@@ -75,6 +76,7 @@ for ((r = 1; r <= RUNS; r++)); do
     for coll in $COLLECTIVES; do
       echo "run $r/$RUNS: $coll np=$n" >&2
       run xccl "$n" "$coll" "$XCCL" "$coll" --np "$n" "${SWEEP[@]}" -c 0 -d float -o sum
+      run xreg "$n" "$coll" "$XCCL" "$coll" --np "$n" "${SWEEP[@]}" -c 0 -d float -o sum -R 1
       run gloo "$n" "$coll" "$GLOO" --collective "$coll" --np "$n" "${SWEEP[@]}"
       run mpi "$n" "$coll" "${MPIRUN[@]}" -np "$n" "$MPI" --collective "$coll" "${SWEEP[@]}"
     done
@@ -107,17 +109,19 @@ awk -v nps="$NPS" -v colls="$COLLECTIVES" '
       ns = split(sizes[n, coll], sz, " ")
       for (i = 2; i <= ns; i++) for (j = i; j > 1 && sz[j - 1] + 0 > sz[j] + 0; j--) { t = sz[j]; sz[j] = sz[j - 1]; sz[j - 1] = t }
       printf "\n### %s, %d ranks (busbw GB/s)\n\n", coll, n
-      print "| size | xccl busbw | Gloo busbw | Open MPI busbw | xccl/Gloo | xccl/MPI |"
-      print "|---:|---:|---:|---:|---:|---:|"
+      print "| size | xccl | xccl reg | Gloo | Open MPI | xccl/Gloo | xccl/MPI | xccl reg/Gloo | xccl reg/MPI |"
+      print "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
       for (i = 1; i <= ns; i++) {
         x = "xccl" SUBSEP n SUBSEP coll SUBSEP sz[i]
         g = "gloo" SUBSEP n SUBSEP coll SUBSEP sz[i]
         p = "mpi" SUBSEP n SUBSEP coll SUBSEP sz[i]
-        printf "| %s | %s | %s | %s | %s | %s |\n", human(sz[i]), bw(x), bw(g), bw(p), ratio(x, g), ratio(x, p)
+        R = "xreg" SUBSEP n SUBSEP coll SUBSEP sz[i]
+        printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", human(sz[i]), bw(x), bw(R), bw(g), bw(p),
+               ratio(x, g), ratio(x, p), ratio(R, g), ratio(R, p)
       }
       lat = ""
-      split("xccl gloo mpi", libs, " "); split("xccl Gloo Open_MPI", names, " ")
-      for (l = 1; l <= 3; l++) {
+      split("xccl xreg gloo mpi", libs, " "); split("xccl xccl_reg Gloo Open_MPI", names, " ")
+      for (l = 1; l <= 4; l++) {
         key = libs[l] SUBSEP n SUBSEP coll SUBSEP sz[1]
         lat = lat sprintf("%s%s %s", l > 1 ? ", " : "", names[l], key in time ? sprintf("%.1f", median(time[key])) : "-")
       }

@@ -36,7 +36,7 @@ typedef enum {
   xcclRemoteError = 6,       /* a peer died, timed out, or broke the protocol */
   xcclInProgress = 7,        /* xcclTest: not finished yet */
   xcclNumResults = 8,
-  xcclResultMaxValue = 0x7fffffff
+  xcclResultMinValue = -0x7fffffff - 1, xcclResultMaxValue = 0x7fffffff
 } xcclResult_t;
 
 typedef enum {
@@ -49,12 +49,13 @@ typedef enum {
   xcclFloat32 = 6, xcclFloat = 6,
   xcclFloat64 = 7, xcclDouble = 7,
   xcclNumTypes = 8,
-  xcclDataTypeMaxValue = 0x7fffffff /* any int is a value of the type: bad ones are checked, not UB */
+  /* Every int is a value of these enums (bad ones are reported, never undefined). */
+  xcclDataTypeMinValue = -0x7fffffff - 1, xcclDataTypeMaxValue = 0x7fffffff
 } xcclDataType_t;
 
 typedef enum {
   xcclSum = 0, xcclProd = 1, xcclMin = 2, xcclMax = 3, xcclAvg = 4, xcclNumOps = 5,
-  xcclRedOpMaxValue = 0x7fffffff
+  xcclRedOpMinValue = -0x7fffffff - 1, xcclRedOpMaxValue = 0x7fffffff
 } xcclRedOp_t;
 
 typedef struct { char internal[XCCL_UNIQUE_ID_BYTES]; } xcclUniqueId;
