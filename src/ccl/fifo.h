@@ -74,6 +74,7 @@ class ByteFifo {
     header_->head.store(header_->head.load(std::memory_order_relaxed) + bytes, std::memory_order_release);
   }
 
+  size_t capacity() const { return mask_ + 1; }
   // Producer: free bytes; and an all-or-nothing write for small control records.
   size_t free_space() const {
     return mask_ + 1 - size_t(header_->head.load(std::memory_order_relaxed) - header_->tail.load(std::memory_order_acquire));

@@ -116,22 +116,36 @@ size_t ShmLink::send_some(const std::byte* data, size_t bytes) {
       return 0;
     }
   }
+  // Data frame: header, payload, zeros up to 8 bytes, so every payload starts 8-byte
+  // aligned in the FIFO and elements are read at their natural alignment.
   size_t room = out_.free_space();
-  size_t want = std::min(bytes, size_t(UINT32_MAX));
-  if (room < sizeof(FrameHeader) + std::min(want, kMinDataFrame)) return 0;
-  size_t n = std::min(want, room - sizeof(FrameHeader));
+  size_t want = std::min(bytes, size_t(UINT32_MAX) & ~size_t{7});
+  const size_t min_frame = std::min(kMinDataFrame, out_.capacity() / 4);
+  if (room < sizeof(FrameHeader) + 8 + std::min(want, min_frame)) return 0;
+  size_t n = std::min(want, (room - sizeof(FrameHeader) - 8) & ~size_t{7});
+  if (n < want && n < min_frame) return 0;
+  if (n == 0) return 0;
   FrameHeader h{kDataFrame, uint32_t(n)};
+  static constexpr std::byte zeros[8] = {};
   out_.write(reinterpret_cast<const std::byte*>(&h), sizeof h);
-  return out_.write(data, n);
+  out_.write(data, n);
+  out_.write(zeros, (8 - n % 8) % 8);
+  return n;
 }
 
 std::span<const std::byte> ShmLink::readable() {
   if (frame_left_ == 0) {  // the next frame's header (and descriptor), once all there
+    if (pad_ > 0) {  // the zeros after the last data frame
+      std::byte skip[8];
+      if (!in_.peek_exact(skip, pad_)) return {};
+      in_.consume(pad_);
+      pad_ = 0;
+    }
     FrameHeader h;
     if (!protocol_.ok() || !in_.peek_exact(&h, sizeof h)) return {};
     if (h.kind == kDataFrame) {
       in_.consume(sizeof h);
-      frame_ = Frame::kData, frame_left_ = h.bytes;
+      frame_ = Frame::kData, frame_left_ = h.bytes, pad_ = (8 - h.bytes % 8) % 8;
     } else if (h.kind == kDescriptorFrame) {
       struct {
         FrameHeader h;

@@ -64,6 +64,7 @@ class ShmLink final : public Link {
   enum class Frame : uint8_t { kNone, kData, kDescriptor };
   Frame frame_ = Frame::kNone;
   uint64_t frame_left_ = 0;
+  uint32_t pad_ = 0;  // zeros to skip after the current data frame
   const std::byte* in_place_ = nullptr;  // kDescriptor: the next byte, in the peer's buffer
   PeerMemory peer_memory_;
   Status protocol_;
