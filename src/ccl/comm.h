@@ -101,6 +101,7 @@ class Comm {
   };
   std::vector<CachedPlan> plans_;
   const Plan& plan_for(const CollectiveArgs& args);
+  size_t chunk_for(const CollectiveArgs& args) const;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

@@ -28,7 +28,7 @@ Result<Settings> settings_from_environment() {
   Settings s;
   auto timeout = integer("XCCL_TIMEOUT_MS", 1, 86'400'000, s.timeout.count());
   auto init = integer("XCCL_INIT_TIMEOUT_MS", 1, 86'400'000, s.init_timeout.count());
-  auto chunk = integer("XCCL_CHUNK_BYTES", 256, 1ll << 30, (long long)s.chunk_bytes);
+  auto chunk = integer("XCCL_CHUNK_BYTES", 256, 1ll << 30, 0);
   auto fifo = integer("XCCL_SHM_FIFO_BYTES", 4096, 1ll << 30, (long long)s.shm_fifo_bytes);
   auto shm_off = integer("XCCL_SHM_DISABLE", 0, 1, 0);
   auto stripe = integer("XCCL_TCP_STRIPE_BYTES", 4096, 1ll << 30, (long long)s.tcp_stripe_bytes);

@@ -14,7 +14,7 @@ namespace xm::ccl {
 struct Settings {
   std::chrono::milliseconds timeout{30000};            // XCCL_TIMEOUT_MS: one operation
   std::chrono::milliseconds init_timeout{120000};      // XCCL_INIT_TIMEOUT_MS: joining
-  size_t chunk_bytes = 512 << 10;                      // XCCL_CHUNK_BYTES: pipelining grain
+  size_t chunk_bytes = 0;                              // XCCL_CHUNK_BYTES: pipelining grain; 0 = by size
   size_t shm_fifo_bytes = 4 << 20;                     // XCCL_SHM_FIFO_BYTES: per peer, power of two
   bool shm_disable = false;                            // XCCL_SHM_DISABLE=1: sockets even on one host
   std::string rails;                                   // XCCL_RAILS: addr[@gbps],... one per NIC
