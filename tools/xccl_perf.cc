@@ -10,6 +10,8 @@
 #include <unistd.h>
 #include <xccl/xccl.h>
 
+extern char** environ;  // the process environment (POSIX)
+
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
@@ -233,6 +235,25 @@ int run_rank(const Options& o, xcclComm_t comm) {
 int launch_local(int np, char** argv) {
   xcclUniqueId id;
   CHECK(xcclGetUniqueId(&id));
+  // Each child's environment is built before fork: between fork and exec a child of this
+  // (now multi-threaded) process must not allocate.
+
+  std::vector<std::vector<std::string>> envs(np);
+  std::vector<std::vector<char*>> envps(np);
+  for (int r = 0; r < np; ++r) {
+    for (char** e = environ; *e; ++e) {
+      std::string kv = *e;
+      if (kv.rfind("XCCL_UNIQUE_ID=", 0) && kv.rfind("XCCL_RANK=", 0) && kv.rfind("XCCL_WORLD_SIZE=", 0) &&
+          kv.rfind("XCCL_LOCAL_RANK=", 0))
+        envs[r].push_back(kv);
+    }
+    envs[r].push_back(std::string("XCCL_UNIQUE_ID=") + id.internal);
+    envs[r].push_back("XCCL_RANK=" + std::to_string(r));
+    envs[r].push_back("XCCL_WORLD_SIZE=" + std::to_string(np));
+    envs[r].push_back("XCCL_LOCAL_RANK=" + std::to_string(r));
+    for (std::string& kv : envs[r]) envps[r].push_back(kv.data());
+    envps[r].push_back(nullptr);
+  }
   std::vector<pid_t> children;
   for (int r = 0; r < np; ++r) {
     pid_t pid = fork();
@@ -241,12 +262,7 @@ int launch_local(int np, char** argv) {
       return 1;
     }
     if (pid == 0) {
-      setenv("XCCL_UNIQUE_ID", id.internal, 1);
-      setenv("XCCL_RANK", std::to_string(r).c_str(), 1);
-      setenv("XCCL_WORLD_SIZE", std::to_string(np).c_str(), 1);
-      setenv("XCCL_LOCAL_RANK", std::to_string(r).c_str(), 1);
-      execv("/proc/self/exe", argv);
-      std::perror("xccl-perf: exec");
+      execve("/proc/self/exe", argv, envps[r].data());
       _exit(127);
     }
     children.push_back(pid);

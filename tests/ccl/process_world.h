@@ -26,12 +26,25 @@ struct RankResult {
 inline std::vector<RankResult> run_ranks(int ranks, const std::function<int(xcclComm_t, int)>& body,
                                          std::chrono::seconds limit = std::chrono::seconds(120),
                                          const std::function<void(int)>& before_init = {}) {
-  xcclUniqueId id;
-  if (xcclGetUniqueId(&id) != xcclSuccess) return {};
+  // Fork first, then start the bootstrap root (a thread) and hand its id down a pipe: a
+  // child forked while another thread holds an allocator lock would inherit the lock
+  // held and deadlock (sanitizer allocators do).
   std::vector<pid_t> pids;
+  std::vector<int> pipes;
   for (int r = 0; r < ranks; ++r) {
+    int fds[2];
+    if (pipe(fds) != 0) return {};
     pid_t pid = fork();
     if (pid == 0) {
+      close(fds[1]);
+      xcclUniqueId id{};
+      size_t got = 0;
+      while (got < sizeof id) {
+        ssize_t n = read(fds[0], reinterpret_cast<char*>(&id) + got, sizeof id - got);
+        if (n <= 0) _exit(92);
+        got += size_t(n);
+      }
+      close(fds[0]);
       if (before_init) before_init(r);
       xcclComm_t comm = nullptr;
       if (xcclCommInitRank(&comm, ranks, id, r) != xcclSuccess) {
@@ -44,7 +57,15 @@ inline std::vector<RankResult> run_ranks(int ranks, const std::function<int(xccl
       std::fflush(stderr);
       _exit(rc);
     }
+    close(fds[0]);
     pids.push_back(pid);
+    pipes.push_back(fds[1]);
+  }
+  xcclUniqueId id{};
+  bool have_id = xcclGetUniqueId(&id) == xcclSuccess;
+  for (int fd : pipes) {
+    if (have_id) (void)!write(fd, &id, sizeof id);
+    close(fd);  // without an id the children exit (92)
   }
   std::vector<RankResult> out(ranks);
   auto deadline = std::chrono::steady_clock::now() + limit;
