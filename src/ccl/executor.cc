@@ -98,7 +98,15 @@ bool Executor::recv(Link& link, uint32_t i) {
       continue;
     }
     size_t whole = n / elem_;
-    reduce(at(st.dst) + done, at(st.src) + done, in.data(), whole, type, op);
+    const std::byte* incoming = in.data();
+    if (reinterpret_cast<uintptr_t>(incoming) % elem_ != 0) {
+      // A byte stream (TCP) may hold an element at any offset after an odd-sized
+      // message: reduce from an aligned copy rather than load misaligned.
+      whole = std::min(whole, bounce_.size() / elem_);
+      std::memcpy(bounce_.data(), incoming, whole * elem_);
+      incoming = bounce_.data();
+    }
+    reduce(at(st.dst) + done, at(st.src) + done, incoming, whole, type, op);
     link.consume(whole * elem_);
     done += whole * elem_;
   }

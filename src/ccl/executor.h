@@ -56,7 +56,7 @@ class Executor {
 
  private:
   struct Carry {
-    std::byte data[8];
+    alignas(8) std::byte data[8];
     uint32_t bytes = 0;
   };
   std::byte* at(const Region& r) const;
@@ -74,6 +74,7 @@ class Executor {
   std::vector<Carry> carry_;
   std::vector<size_t> send_head_, recv_head_;
   std::vector<uint8_t> copy_done_;
+  std::vector<std::byte> bounce_ = std::vector<std::byte>(64 << 10);  // aligned by operator new
 };
 
 // One-shot convenience: plan and run (tests, rare calls).
