@@ -86,7 +86,8 @@ xcclResult_t xcclCommInitFromEnv(xcclComm_t* comm);
 
 /* Waits for this rank's pending operations, then frees the communicator. */
 xcclResult_t xcclCommDestroy(xcclComm_t comm);
-/* Stops at once: pending operations fail, peers see this rank leave. Frees comm. */
+/* Stops at once: pending operations fail, and peers' operations that need this rank
+ * fail at once too ("aborted"), not at their timeout. Frees comm. */
 xcclResult_t xcclCommAbort(xcclComm_t comm);
 xcclResult_t xcclCommGetAsyncError(xcclComm_t comm, xcclResult_t* async_error);
 xcclResult_t xcclCommCount(const xcclComm_t comm, int* count);

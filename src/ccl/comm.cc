@@ -234,6 +234,9 @@ void Comm::abort() {
   }
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();
+  // The worker is gone: tell every peer, so their pending steps with us fail now rather
+  // than at their timeout.
+  for (auto& link : links_) link->close();
 }
 
 Status Comm::async_error() const {

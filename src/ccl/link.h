@@ -27,6 +27,8 @@ class Link {
   virtual void consume(size_t bytes) = 0;
   // Moves bytes along for transports that need it (sockets); shared memory does nothing.
   virtual void progress() {}
+  // Tells the peer this rank is gone (abort): its pending steps with us fail at once.
+  virtual void close() {}
   // Ok while the link can still carry what is asked of it; an error once the peer is
   // gone (or the protocol broke). Checked only while steps with this peer are pending:
   // a peer that finished its part may leave.

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -58,11 +59,17 @@ TEST(XcclThreads, TcpTwoRails) { run_threads(3, "127.0.0.1,127.0.0.2", mixed_wor
 TEST(XcclThreads, AbortFailsAPendingOperationAtOnce) {
   xcclUniqueId id;
   ASSERT_EQ(xcclGetUniqueId(&id), xcclSuccess);
+  setenv("XCCL_TIMEOUT_MS", "60000", 1);
   std::atomic<bool> done{false};
-  std::thread idle_rank([&] {  // joins, but never takes part in the collective
+  std::thread idle_rank([&] {  // joins, and only after rank 0 aborted tries a collective
     xcclComm_t comm = nullptr;
     ASSERT_EQ(xcclCommInitRank(&comm, 2, id, 1), xcclSuccess) << xcclGetLastError();
     while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::vector<float> b(100000, 1.0f);
+    auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(xcclAllReduce(b.data(), b.data(), b.size(), xcclFloat, xcclSum, comm), xcclRemoteError);
+    EXPECT_NE(std::string(xcclGetLastError()).find("aborted"), std::string::npos) << xcclGetLastError();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2)) << "not the 60 s timeout";
     EXPECT_EQ(xcclCommDestroy(comm), xcclSuccess);
   });
   xcclComm_t comm = nullptr;
@@ -78,6 +85,7 @@ TEST(XcclThreads, AbortFailsAPendingOperationAtOnce) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
   done = true;
   idle_rank.join();
+  unsetenv("XCCL_TIMEOUT_MS");
 }
 
 }  // namespace

@@ -181,6 +181,7 @@ void ShmLink::consume(size_t bytes) {
 
 Status ShmLink::status() const {
   if (!protocol_.ok()) return protocol_;
+  if (in_.closed()) return Error{"peer process " + std::to_string(peer_pid_) + " aborted its communicator"};
   if (peer_gone_) return Error{"peer process " + std::to_string(peer_pid_) + " exited"};
   auto now = std::chrono::steady_clock::now();
   if (now < next_check_) return Status::Ok();

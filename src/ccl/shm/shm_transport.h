@@ -51,6 +51,7 @@ class ShmLink final : public Link {
   std::span<const std::byte> readable() override;
   void consume(size_t bytes) override;
   Status status() const override;
+  void close() override { out_.close(); }
 
   // Sends at least this large go by descriptor when their bytes are registered.
   static constexpr size_t kZeroCopyMin = 16 << 10;

@@ -29,6 +29,10 @@ void TcpLink::fail(const std::string& what) {
   if (status_.ok()) status_ = Error{"rank " + std::to_string(peer_) + ": " + what};
 }
 
+void TcpLink::close() {
+  for (net::Fd& fd : sockets_) ::shutdown(fd.get(), SHUT_RDWR);  // the peer sees end of stream
+}
+
 Status TcpLink::status() const {
   if (!status_.ok()) return status_;
   if (peer_closed_ && staging_.readable().empty())

@@ -24,6 +24,7 @@ class TcpLink final : public Link {
   void consume(size_t bytes) override { staging_.consume(bytes); }
   void progress() override;
   Status status() const override;
+  void close() override;
 
   size_t rails() const { return sockets_.size(); }
   uint64_t bytes_sent(size_t rail) const { return sent_[rail]; }
