@@ -61,7 +61,6 @@ xcclResult_t init(xcclComm_t* out, const JobId& job, int rank, int ranks, std::u
 thread_local int group_depth = 0;
 thread_local xcclComm_t group_comm = nullptr;
 thread_local std::vector<PointToPoint> group_ops;
-thread_local std::string group_error;
 
 bool valid_type(xcclDataType_t t) { return int(t) >= 0 && int(t) < xcclNumTypes; }
 bool valid_op(xcclRedOp_t o) { return int(o) >= 0 && int(o) < xcclNumOps; }

@@ -1,6 +1,6 @@
 // Every XCCL_ setting in one place, read from the environment when a communicator is
 // made. A malformed value is an error naming the variable, never a silent default.
-// The table in settings.cc is the documentation (docs/xccl.md repeats it).
+// The fields below, with their comments, are the reference; docs/xccl.md repeats them.
 #pragma once
 
 #include <chrono>

@@ -98,7 +98,8 @@ std::string purpose(int a, int b, size_t rail) {
 Result<std::map<int, std::unique_ptr<TcpLink>>> connect_tcp(const TcpSetup& s) {
   std::map<int, std::vector<net::Fd>> sockets;
   auto rails_with = [&](int peer) { return std::min(s.rails.size(), s.peers.at(peer).size()); };
-  // Lower ranks first: they are already accepting (see the comment in connect()).
+  // Connect to lower ranks first, then accept higher ones: rank 0 only accepts, and
+  // each rank reaches its accept phase once the lower ranks have, so nobody waits in a cycle.
   for (auto& [peer, theirs] : s.peers) {
     if (peer > s.rank) continue;
     for (size_t r = 0; r < rails_with(peer); ++r) {
