@@ -23,6 +23,7 @@ extern char** environ;  // the process environment (POSIX)
 #include <vector>
 
 #include "ccl/check.h"
+#include "ccl/launch.h"
 #include "ccl/reduce.h"
 
 namespace {
@@ -95,19 +96,6 @@ double bus_factor(Collective c, int n) {
     if (r_ != xcclSuccess) die(#call, r_); \
   } while (0)
 
-xcclResult_t launch(Collective c, const void* in, void* out, size_t count, xcclDataType_t t, xcclRedOp_t op, int root,
-                    xcclComm_t comm) {
-  switch (c) {
-    case Collective::kAllReduce: return xcclAllReduce(in, out, count, t, op, comm);
-    case Collective::kAllGather: return xcclAllGather(in, out, count, t, comm);
-    case Collective::kReduceScatter: return xcclReduceScatter(in, out, count, t, op, comm);
-    case Collective::kAllToAll: return xcclAllToAll(in, out, count, t, comm);
-    case Collective::kBroadcast: return xcclBroadcast(in, out, count, t, root, comm);
-    case Collective::kReduce: return xcclReduce(in, out, count, t, op, root, comm);
-  }
-  return xcclInvalidArgument;
-}
-
 // Runs one size, out of place or in place; returns (seconds per op, wrong elements).
 // A buffer from malloc-like memory or from xcclMemAlloc, touched once.
 class Buffer {
@@ -158,20 +146,18 @@ std::pair<double, long long> run_size(const Options& o, Collective c, DataType t
     std::vector<std::byte> v = check::make_input(a, rank);
     std::memcpy(in, v.data(), in_count * es);
   };
-  auto t = xcclDataType_t(type);
-  auto xop = xcclRedOp_t(op);
   long long wrong = 0;
   if (o.check) {
     fill();
-    CHECK(launch(c, in, out, per_rank, t, xop, o.root, comm));
+    CHECK(launch_collective(a, in, out, comm));
     std::vector<std::byte> want = check::expected_output(a, rank);
     for (size_t i = 0; i < want.size() / es; ++i) wrong += std::memcmp(out + i * es, want.data() + i * es, es) != 0;
     (void)out_count;
   }
-  for (int i = 0; i < o.warmup; ++i) CHECK(launch(c, in, out, per_rank, t, xop, o.root, comm));
+  for (int i = 0; i < o.warmup; ++i) CHECK(launch_collective(a, in, out, comm));
   CHECK(xcclAllReduce(&wrong, &wrong, 1, xcclInt64, xcclSum, comm));  // also lines the ranks up
   auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < o.iters; ++i) CHECK(launch(c, in, out, per_rank, t, xop, o.root, comm));
+  for (int i = 0; i < o.iters; ++i) CHECK(launch_collective(a, in, out, comm));
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / o.iters;
   CHECK(xcclAllReduce(&seconds, &seconds, 1, xcclFloat64, xcclMax, comm));  // the slowest rank sets the pace
   return {seconds, wrong};

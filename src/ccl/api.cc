@@ -65,12 +65,10 @@ thread_local std::vector<PointToPoint> group_ops;
 bool valid_type(xcclDataType_t t) { return int(t) >= 0 && int(t) < xcclNumTypes; }
 bool valid_op(xcclRedOp_t o) { return int(o) >= 0 && int(o) < xcclNumOps; }
 
-const char* name(Collective c) { return to_string(c); }
-
 // Checks and queues one collective. `request` null: wait for it here.
 xcclResult_t collective(Collective kind, const void* send, void* recv, size_t count, xcclDataType_t type,
                         xcclRedOp_t op, int root, xcclComm_t comm, xcclRequest_t* request) {
-  std::string what = std::string("xccl ") + name(kind);
+  std::string what = std::string("xccl ") + to_string(kind);
   if (!comm || !comm->impl) return fail(xcclInvalidArgument, what + ": comm is NULL");
   if (group_depth > 0) return fail(xcclInvalidUsage, what + ": collectives inside a group are not supported yet");
   if (!valid_type(type)) return fail(xcclInvalidArgument, what + ": unknown data type " + std::to_string(int(type)));

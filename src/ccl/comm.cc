@@ -94,9 +94,11 @@ Status Comm::connect(const JobId& job) {
 
   // The ranks of this host share memory: one segment each, a FIFO per local rank (not
   // per rank of the job, which would cost gigabytes at scale).
+  std::vector<std::map<std::string, std::string>> peers;
+  for (const std::string& b : *all) peers.push_back(parse_blob(b));
   std::vector<int> local, remote;
   for (int p = 0; p < ranks_; ++p) {
-    bool here = parse_blob((*all)[p])["host"] == me;
+    bool here = peers[p]["host"] == me;
     if (here) local.push_back(p);
     if (!here || settings_.shm_disable) {
       if (p != rank_) remote.push_back(p);
@@ -124,7 +126,7 @@ Status Comm::connect(const JobId& job) {
     peer_segments_[p] = std::move(seg).value();
     links_.push_back(std::make_unique<ShmLink>(peer_segments_[p]->fifo_from(slot(rank_)),
                                                own_segment_->fifo_from(slot(p)),
-                                               pid_t(std::stol(parse_blob((*all)[p])["pid"]))));
+                                               pid_t(std::stol(peers[p]["pid"]))));
     link_table_[p] = links_.back().get();
     shm_peers += " " + std::to_string(p);
   }
@@ -189,6 +191,7 @@ Comm::~Comm() {
 }
 
 std::shared_ptr<RequestState> Comm::submit(Operation op) {
+  if (!op.request) op.request = std::make_shared<RequestState>();
   std::shared_ptr<RequestState> request = op.request;
   {
     std::lock_guard<std::mutex> lock(mu_);

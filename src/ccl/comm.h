@@ -50,7 +50,7 @@ struct Operation {
   const std::byte* input = nullptr;
   std::byte* output = nullptr;
   std::vector<PointToPoint> group;
-  std::shared_ptr<RequestState> request = std::make_shared<RequestState>();
+  std::shared_ptr<RequestState> request;  // made by submit(); blocking runs need none
 };
 
 class Comm {

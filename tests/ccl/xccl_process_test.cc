@@ -5,24 +5,11 @@
 #include <cstring>
 
 #include "ccl/check.h"
+#include "ccl/launch.h"
 #include "process_world.h"
 
 namespace xm::ccl {
 namespace {
-
-xcclResult_t launch(const CollectiveArgs& a, const void* in, void* out, xcclComm_t comm) {
-  auto t = xcclDataType_t(a.type);
-  auto op = xcclRedOp_t(a.op);
-  switch (a.collective) {
-    case Collective::kAllReduce: return xcclAllReduce(in, out, a.count, t, op, comm);
-    case Collective::kBroadcast: return xcclBroadcast(in, out, a.count, t, a.root, comm);
-    case Collective::kReduce: return xcclReduce(in, out, a.count, t, op, a.root, comm);
-    case Collective::kAllGather: return xcclAllGather(in, out, a.count, t, comm);
-    case Collective::kReduceScatter: return xcclReduceScatter(in, out, a.count, t, op, comm);
-    case Collective::kAllToAll: return xcclAllToAll(in, out, a.count, t, comm);
-  }
-  return xcclInvalidArgument;
-}
 
 // Holds a test's buffer in malloc'd or registered (xcclMemAlloc) memory.
 class TestBuffer {
@@ -90,7 +77,7 @@ int sweep(xcclComm_t comm, int rank, int ranks, const std::vector<uint64_t>& cou
                 src = out.data();
               }
             }
-            if (launch(a, src, dst, comm) != xcclSuccess) {
+            if (launch_collective(a, src, dst, comm) != xcclSuccess) {
               std::fprintf(stderr, "rank %d: %s failed: %s\n", rank, to_string(kind), xcclGetLastError());
               return 1;
             }
