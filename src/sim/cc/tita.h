@@ -1,0 +1,70 @@
+// TiTa: end-network cooperative, proactive congestion control (ours; docs/tita.md).
+//
+// Three parts, each can be switched off for the ablation:
+//  - switch: every switch egress measures its own utilisation (txRate/B + queue/(B·T),
+//    an EWMA over the base RTT) and writes it into one 4-byte field of a passing data
+//    packet if it is the largest so far; the receiver echoes it. The sender runs
+//    HPCC's multiplicative law on that one number (off: per-hop INT, as HPCC).
+//  - fan-in: the receiver counts the flows sending to it and puts its fair share
+//    η·C/n and n in every ACK; when n grows, every sender to it cuts to the share at once,
+//    before the newcomer's burst has built a queue (off: wait for the queue to show).
+//  - start: a new flow starts at the fair share it can predict (the share the same
+//    receiver advertised recently, else its own NIC's share) with a window to match
+//    (off: line rate and a full BDP window, as HPCC).
+#pragma once
+
+#include <unordered_map>
+#include <vector>
+
+#include "sim/cc/cc.h"
+
+namespace xm::sim {
+
+struct TitaParams {
+  double eta = 0.95;
+  Rate w_ai = Rate::mbps(40);
+  Rate min_rate = Rate::gbps(1);
+  Time share_ttl = Time::us(100);  // how long an advertised share predicts a new flow's
+  bool switch_util = true;
+  bool fan_in = true;
+  bool fair_start = true;
+  static TitaParams for_line(Rate line);
+};
+
+class Tita final : public CongestionControl {
+ public:
+  Tita(TitaParams params, std::string name) : p_(params), name_(std::move(name)) {}
+  std::string name() const override { return name_; }
+  CcNeeds needs() const override {
+    return CcNeeds{.int_hops = !p_.switch_util, .path_util = p_.switch_util};
+  }
+  void on_start(CcHost& host, uint32_t flow) override;
+  void on_ack(CcHost& host, uint32_t flow, const Packet& ack) override;
+  void on_receive(CcHost& host, uint32_t flow, const Packet& data, Packet& ack) override;
+
+  const TitaParams& params() const { return p_; }
+
+ private:
+  struct State {
+    uint64_t last_update_seq = 0;
+    bool have_feedback = false;
+    Rate reference;
+    double u = 0;          // EWMA of per-hop INT (only without the switch part)
+    uint16_t fan_in = 0;   // the receiver's count at the last ACK
+    uint8_t hops = 0;
+    IntHop hop[kMaxIntHops];
+  };
+  struct Share {
+    Rate rate;
+    Time at;
+  };
+  double utilisation(CcHost& host, State& s, const Packet& ack, double& dt);
+  void apply(CcHost& host, uint32_t flow, Rate rate, bool full);
+
+  TitaParams p_;
+  std::string name_;
+  std::vector<State> state_;
+  std::unordered_map<uint64_t, Share> shares_;  // (sender, receiver) -> last advertised share
+};
+
+}  // namespace xm::sim

@@ -1,0 +1,66 @@
+// A flow: one message on one RoCEv2 reliable connection (queue pair), with the state of
+// both ends. The sender paces at `rate` and keeps at most `window` bytes unacknowledged
+// (0: no window); the congestion-control algorithm sets both.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/units.h"
+
+namespace xm::sim {
+
+// What a workload asks for.
+struct FlowSpec {
+  uint32_t src = 0;      // host
+  uint32_t dst = 0;      // host
+  uint64_t bytes = 0;    // payload
+  Time start;            // ignored while `after` is pending
+  uint8_t cls = 1;       // data class (1..3)
+  uint16_t dport = 100;
+  std::vector<uint32_t> after;  // flows that must be fully received (at this flow's src) first
+  uint32_t group = 0;    // workload-defined (e.g. all-reduce step); reported with the flow
+};
+
+enum class FlowState : uint8_t { kWaiting, kActive, kDone };
+
+struct Flow {
+  // Identity.
+  uint32_t src = 0, dst = 0;
+  uint16_t sport = 0, dport = 0;
+  uint8_t cls = 1;
+  FlowState state = FlowState::kWaiting;
+  uint64_t size = 0;
+  Time start;
+  uint32_t hash_fwd = 0, hash_rev = 0;  // ECMP hashes of the 5-tuple, data and ACK direction
+  uint32_t port = 0;                    // the sender's port this flow leaves on
+  uint32_t group = 0;
+
+  // Sender.
+  uint64_t snd_nxt = 0, snd_una = 0;
+  uint64_t snd_max = 0;  // highest byte ever sent + 1 (to count retransmissions)
+  Rate rate, max_rate;
+  uint64_t window = 0;
+  Time next_avail;      // pacing: earliest time of the next packet
+  Time last_sent;       // when the last packet was sent, and its size (to re-pace on
+  uint32_t last_wire = 0;  // a rate change, as a hardware rate limiter would)
+  Time last_progress;   // last time snd_una advanced (RTO)
+  uint64_t retransmitted_bytes = 0;
+
+  // Receiver.
+  uint64_t rcv_nxt = 0;
+  bool rx_seen = false;  // the first packet arrived (the flow counts in its receiver's fan-in)
+  uint32_t unacked_packets = 0;
+  Time nack_until;
+  uint64_t last_nack = UINT64_MAX;
+  Time last_cnp = Time::ps(-1'000'000'000'000);
+  Time received_at;     // when the last byte arrived in order
+  bool received = false;
+
+  // Results.
+  Time finish;          // when the sender got the last ACK
+  Time ideal;           // the same flow alone on an idle network
+  uint32_t pending_deps = 0;
+};
+
+}  // namespace xm::sim

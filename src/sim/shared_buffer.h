@@ -1,0 +1,69 @@
+// A switch's shared packet buffer: admission, dynamic thresholds, and when to send PFC.
+//
+// Accounting follows the scheme of the HPCC simulator (and of shared-buffer switch
+// chips): every (ingress port, class) has a small reserve; beyond it, packets draw on
+// the shared pool; the shared bytes one ingress queue may hold before it pauses its
+// upstream is a dynamic threshold, a fraction 2^-shift of the pool still free (faster
+// ports get a larger fraction). Past that point packets land in per-port headroom, sized
+// to absorb what is already on the wire while the PAUSE travels. With PFC on, a packet is
+// dropped only if headroom is exhausted too. With PFC off (lossy), the threshold applies
+// per egress queue instead: a queue longer than 2^-egress_shift of the free pool drops.
+//
+// Class 0 (ACKs and NACKs) bypasses admission and never pauses: it is tiny, and a
+// lossless fabric must not drop the packets that let data make progress.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace xm::sim {
+
+inline constexpr int kClasses = 4;  // 0 = control, 1..3 = data
+
+struct BufferConfig {
+  uint64_t buffer_bytes = 32u << 20;
+  uint32_t reserve_bytes = 4096;        // per (ingress port, data class)
+  uint32_t resume_offset_bytes = 3072;  // hysteresis between PAUSE and RESUME
+  bool pfc = true;
+  uint32_t egress_shift = 1;            // lossy mode: a queue may take 1/2 of the free pool
+  uint32_t data_classes = 1;            // data classes that get headroom and reserve
+};
+
+class SharedBuffer {
+ public:
+  // One entry per local port: its PFC headroom per data class and its threshold shift.
+  void configure(const BufferConfig& config, const std::vector<uint32_t>& headroom,
+                 const std::vector<uint32_t>& shift);
+
+  // Whether a packet of `bytes` arriving on `in` for egress `out`, class `cls`, fits.
+  bool admit(uint32_t in, uint32_t out, int cls, uint32_t bytes) const;
+  void enqueue(uint32_t in, uint32_t out, int cls, uint32_t bytes);
+  void dequeue(uint32_t in, uint32_t out, int cls, uint32_t bytes);
+
+  // PFC: whether ingress queue (in, cls) should now send PAUSE / RESUME upstream.
+  // The caller sends the frame and then calls set_paused.
+  bool should_pause(uint32_t in, int cls) const;
+  bool should_resume(uint32_t in, int cls) const;
+  void set_paused(uint32_t in, int cls, bool paused) { q(ingress_paused_, in, cls) = paused; }
+
+  uint64_t used() const { return used_; }
+  uint64_t egress_bytes(uint32_t out, int cls) const { return q(egress_, out, cls); }
+  uint64_t headroom_used(uint32_t in, int cls) const { return q(headroom_used_, in, cls); }
+
+ private:
+  template <typename V>
+  static auto& q(V& v, uint32_t port, int cls) { return v[size_t(port) * kClasses + size_t(cls)]; }
+  template <typename V>
+  static auto q(const V& v, uint32_t port, int cls) { return v[size_t(port) * kClasses + size_t(cls)]; }
+  uint64_t shared_of(uint32_t in, int cls) const;
+  uint64_t pfc_threshold(uint32_t in) const;
+
+  BufferConfig config_;
+  std::vector<uint32_t> headroom_, shift_;
+  uint64_t total_headroom_ = 0, total_reserve_ = 0;
+  uint64_t used_ = 0, shared_used_ = 0;
+  std::vector<uint64_t> ingress_, headroom_used_, egress_;
+  std::vector<uint8_t> ingress_paused_;
+};
+
+}  // namespace xm::sim

@@ -1,0 +1,117 @@
+// Switches: ECMP forwarding, shared-buffer admission, PFC, and what egress does to a
+// departing packet (ECN marking, INT, TiTa's utilisation field).
+#include "sim/network.h"
+
+namespace xm::sim {
+
+void Network::switch_receive(PortId in, PacketId id) {
+  Packet& pkt = pool_[id];
+  if (pkt.kind == PacketKind::kPause || pkt.kind == PacketKind::kResume) {
+    handle_pfc(in, pkt);
+    pool_.free(id);
+    return;
+  }
+  const NodeIndex sw = ports_[in].owner;
+  const uint32_t s = sw - topology_.hosts;
+  // ECMP: the flow's hash mixed with this switch's seed, so consecutive switches do not
+  // make correlated choices. Spraying varies the hash per packet.
+  const auto hops = routing_.next_hops(sw, pkt.dst);
+  uint32_t choice = 0;
+  if (hops.size() > 1) {
+    uint64_t key = pkt.hash ^ switch_seed_[s];
+    if (config_.load_balancing == LoadBalancing::kSpray) key ^= pkt.seq * 0x9e3779b97f4a7c15ull;
+    choice = uint32_t((mix64(key) >> 32) * hops.size() >> 32);
+  }
+  const uint16_t out_local = hops[choice];
+  const PortId out = wiring_.first_port[sw] + out_local;
+  const uint32_t in_local = in - wiring_.first_port[sw];
+  const int cls = pkt.prio;
+  SharedBuffer& buffer = buffers_[s];
+  if (!buffer.admit(in_local, out_local, cls, pkt.wire_bytes)) {
+    drop(id);
+    return;
+  }
+  Port& egress = ports_[out];
+  if (pkt.kind == PacketKind::kData)
+    queue_hist_[egress.link_class].add(buffer.egress_bytes(out_local, cls));
+  buffer.enqueue(in_local, out_local, cls, pkt.wire_bytes);
+  pkt.in_port = uint16_t(in_local);
+  egress.queue[cls].push_back(id);
+  egress.queued_bytes += pkt.wire_bytes;
+  if (buffer.should_pause(in_local, cls)) {
+    buffer.set_paused(in_local, cls, true);
+    send_pfc(in, PacketKind::kPause, cls);
+  }
+  kick(out);
+}
+
+void Network::drop(PacketId id) {
+  const Packet& pkt = pool_[id];
+  if (pkt.kind == PacketKind::kData) {
+    ++counters_.data_packets_dropped;
+    counters_.data_wire_bytes_dropped += pkt.wire_bytes;
+  } else {
+    ++counters_.control_packets_dropped;
+  }
+  pool_.free(id);
+}
+
+PacketId Network::switch_dequeue(PortId p) {
+  Port& port = ports_[p];
+  int cls = 0;
+  for (; cls < kClasses; ++cls)
+    if (!port.queue[cls].empty() && !(cls > 0 && (port.paused & (1u << cls)))) break;
+  if (cls == kClasses) return kNoPacket;
+  const PacketId id = port.queue[cls].pop_front();
+  Packet& pkt = pool_[id];
+  port.queued_bytes -= pkt.wire_bytes;
+  const NodeIndex sw = port.owner;
+  SharedBuffer& buffer = buffers_[sw - topology_.hosts];
+  buffer.dequeue(pkt.in_port, port.local, cls, pkt.wire_bytes);
+  if (buffer.should_resume(pkt.in_port, cls)) {
+    buffer.set_paused(pkt.in_port, cls, false);
+    send_pfc(wiring_.first_port[sw] + pkt.in_port, PacketKind::kResume, cls);
+  }
+  if (pkt.kind != PacketKind::kData) return id;
+
+  if (needs_.ecn && config_.ecn && !pkt.ecn_ce) {
+    // RED on this class's egress queue as the packet leaves (as the HPCC simulator does).
+    const uint64_t q = buffer.egress_bytes(port.local, cls);
+    bool mark = q >= port.ecn_kmax;
+    if (!mark && q > port.ecn_kmin) {
+      const double p_mark = config_.ecn_thresholds.pmax * double(q - port.ecn_kmin) /
+                            double(port.ecn_kmax - port.ecn_kmin);
+      mark = rng_.uniform() < p_mark;
+    }
+    if (mark) {
+      pkt.ecn_ce = true;
+      ++counters_.ecn_marks;
+    }
+  }
+  if (needs_.int_hops && pkt.hops < kMaxIntHops) {
+    IntHop& hop = pkt.hop[pkt.hops++];
+    hop.time_ns = uint32_t(now().ps() / 1000);
+    hop.tx_bytes = uint32_t(port.tx_bytes);
+    hop.qlen_bytes = uint32_t(port.queued_bytes);
+    hop.rate_mbps = uint32_t(port.rate.bps() / 1e6);
+  }
+  if (needs_.path_util) {
+    // TiTa: the port measures its own utilisation, txRate/B + queue/(B·T), as an EWMA
+    // over the base RTT, and writes it into the packet if it is the largest so far.
+    const Time dt = now() - port.util_at;
+    if (dt > Time()) {
+      const double T = double(base_rtt_.ps());
+      const double tau = std::min(double(dt.ps()), T);
+      const double bytes = double(port.tx_bytes - port.util_bytes);
+      const double rate_u = bytes * 8e12 / (double(dt.ps()) * port.rate.bps());
+      const double queue_u = double(port.queued_bytes) * 8e12 / (port.rate.bps() * T);
+      port.util = port.util * (1 - tau / T) + (rate_u + queue_u) * (tau / T);
+      port.util_at = now();
+      port.util_bytes = port.tx_bytes;
+    }
+    if (port.util > pkt.path_util) pkt.path_util = float(port.util);
+  }
+  return id;
+}
+
+}  // namespace xm::sim

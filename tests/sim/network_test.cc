@@ -1,0 +1,117 @@
+// Physics of the fabric: line rate, conservation of bytes, lossless PFC, determinism.
+#include "sim/network.h"
+
+#include <gtest/gtest.h>
+
+#include "sim_fixtures.h"
+
+namespace xm::sim {
+namespace {
+
+using test::cc;
+using test::flow;
+using test::star;
+
+// One long flow on an idle path: goodput is the line rate times the payload share of
+// each packet on the wire.
+double lone_flow_goodput_gbps(const std::string& algorithm, uint32_t int_bytes) {
+  auto control = cc(algorithm);
+  NetConfig config;
+  Network net(star(2), config, *control, 1);
+  const uint64_t bytes = 20'000'000;
+  EXPECT_TRUE(net.add_flow(flow(0, 1, bytes)).ok());
+  EXPECT_TRUE(net.run(Time::ms(10)));
+  const Flow& f = net.flows()[0];
+  const double expected = 100 * test::payload_fraction(config, int_bytes);
+  (void)expected;
+  return double(bytes) * 8 / (f.received_at - f.start).seconds_f() / 1e9;
+}
+
+TEST(Network, OneFlowReachesLineRateLessHeaders) {
+  NetConfig config;
+  const double want = 100 * test::payload_fraction(config);  // 92.4 Gbit/s for 1000 B
+  EXPECT_NEAR(lone_flow_goodput_gbps("none", 0), want, want * 0.01);
+  EXPECT_NEAR(lone_flow_goodput_gbps("dcqcn", 0), want, want * 0.01);
+}
+
+TEST(Network, HpccHoldsOneFlowAtItsUtilisationTarget) {
+  NetConfig config;
+  // η = 0.95 of the wire, and HPCC's INT header (44 B) shrinks the payload share.
+  const double want = 0.95 * 100 * test::payload_fraction(config, 44);
+  EXPECT_NEAR(lone_flow_goodput_gbps("hpcc", 44), want, want * 0.02);
+}
+
+TEST(Network, LoneFlowTakesItsIdealTime) {
+  for (uint64_t bytes : {1ull, 999ull, 1000ull, 1001ull, 123456ull, 3'000'000ull}) {
+    auto control = cc("none");
+    Network net(test::dumbbell(4, 100, 400), NetConfig{}, *control, 1);
+    ASSERT_TRUE(net.add_flow(flow(0, 3, bytes)).ok());
+    ASSERT_TRUE(net.run(Time::ms(10)));
+    const Flow& f = net.flows()[0];
+    EXPECT_EQ((f.finish - f.start).ps(), f.ideal.ps()) << bytes << " bytes";
+  }
+}
+
+// A 16-to-1 incast with no congestion control: PFC must hold every packet.
+struct IncastOutcome {
+  Counters counters;
+  InFlightData in_flight;
+  bool done = false;
+  Time paused;
+};
+
+IncastOutcome incast(const std::string& algorithm, bool pfc, uint64_t seed = 1, uint64_t bytes = 500'000) {
+  auto control = cc(algorithm);
+  NetConfig config;
+  config.pfc = pfc;
+  config.buffer_mb = 1;  // small, so the burst must be held back or dropped
+  Network net(star(17), config, *control, seed);
+  for (uint32_t s = 0; s < 16; ++s) EXPECT_TRUE(net.add_flow(flow(s, 16, bytes)).ok());
+  IncastOutcome o;
+  o.done = net.run(Time::ms(50));
+  o.counters = net.counters();
+  o.in_flight = net.in_flight_data();
+  for (size_t p = 0; p < net.port_count(); ++p) o.paused += net.paused_time(p);
+  return o;
+}
+
+TEST(Network, PfcIncastDropsNothing) {
+  IncastOutcome o = incast("none", true);
+  EXPECT_TRUE(o.done);
+  EXPECT_EQ(o.counters.data_packets_dropped, 0u);
+  EXPECT_GT(o.counters.pause_frames, 0u) << "the buffer is small enough that PFC must act";
+  EXPECT_GT(o.paused, Time());
+  EXPECT_EQ(o.counters.retransmitted_bytes, 0u);
+}
+
+TEST(Network, WithoutPfcTheSameIncastDropsAndRecovers) {
+  IncastOutcome o = incast("none", false);
+  EXPECT_TRUE(o.done) << "go-back-N and the retransmission timer recover every loss";
+  EXPECT_GT(o.counters.data_packets_dropped, 0u);
+  EXPECT_GT(o.counters.retransmitted_bytes, 0u);
+  EXPECT_EQ(o.counters.pause_frames, 0u);
+}
+
+TEST(Network, BytesSentEqualDeliveredPlusDroppedPlusInFlight) {
+  for (bool pfc : {true, false}) {
+    IncastOutcome o = incast("dcqcn", pfc);
+    const Counters& c = o.counters;
+    EXPECT_EQ(c.data_wire_bytes_sent,
+              c.data_wire_bytes_delivered + c.data_wire_bytes_dropped + o.in_flight.wire_bytes);
+    EXPECT_EQ(c.data_packets_sent, c.data_packets_delivered + c.data_packets_dropped + o.in_flight.packets);
+    EXPECT_GE(c.payload_bytes_sent, 16u * 500'000) << "every byte sent at least once";
+  }
+}
+
+TEST(Network, SameSeedSameRunDifferentSeedDifferentMarks) {
+  IncastOutcome a = incast("dcqcn", false, 42), b = incast("dcqcn", false, 42), c = incast("dcqcn", false, 43);
+  EXPECT_EQ(a.counters.ecn_marks, b.counters.ecn_marks);
+  EXPECT_EQ(a.counters.data_packets_dropped, b.counters.data_packets_dropped);
+  EXPECT_EQ(a.counters.data_packets_sent, b.counters.data_packets_sent);
+  EXPECT_EQ(a.paused, b.paused);
+  EXPECT_GT(a.counters.ecn_marks, 0u);
+  EXPECT_NE(a.counters.ecn_marks, c.counters.ecn_marks) << "marking draws from the seeded generator";
+}
+
+}  // namespace
+}  // namespace xm::sim
