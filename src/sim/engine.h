@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cassert>
+#include <cstddef>
 #include <cstdint>
 
 #include "sim/event_queue.h"

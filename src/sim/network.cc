@@ -119,29 +119,28 @@ Result<uint32_t> Network::add_flow(const FlowSpec& spec) {
   return id;
 }
 
-// The flow alone on an idle network: its bytes at the slowest link's rate, the first
-// packet's store-and-forward before it and the last packet's after it, propagation both
-// ways, and the last ACK's serialisation. Exact for store-and-forward pipelines whose
-// slowest link comes first (a host's link, in every fabric here).
+// The flow alone on an idle network, exactly: a store-and-forward pipeline of n packets
+// (all full but the last) along one shortest path, then the last ACK back. For equal
+// packets, packet k leaves hop j at  sum_{m<=j}(s/r_m + d_m) - d_j + (k-1)·max_{m<=j} s/r_m;
+// the last packet waits for its predecessor at every hop.
 Time Network::ideal_fct(const Flow& f) const {
   const std::vector<uint32_t> path = routing_.path_links(f.src, f.dst);
   const uint64_t mtu = config_.mtu_payload;
   const uint64_t packets = (f.size + mtu - 1) / mtu;
-  const uint64_t wire = f.size + packets * data_overhead_;
-  const uint32_t first = uint32_t(std::min<uint64_t>(mtu, f.size)) + data_overhead_;
+  const uint32_t full = uint32_t(mtu) + data_overhead_;
   const uint32_t last = uint32_t(f.size - (packets - 1) * mtu) + data_overhead_;
-  size_t slowest = 0;
-  for (size_t i = 1; i < path.size(); ++i)
-    if (topology_.links[path[i]].rate < topology_.links[path[slowest]].rate) slowest = i;
-  Time t;
-  for (size_t i = 0; i < path.size(); ++i) {
-    const SimLink& link = topology_.links[path[i]];
-    if (i < slowest) t += link.rate.tx_time(first);
-    else if (i == slowest) t += link.rate.tx_time(wire);
-    else t += link.rate.tx_time(last);
-    t += link.delay * 2 + link.rate.tx_time(ack_wire_);
+  Time first_done, slowest, last_done, back;  // first_done: packet 1 leaves hop j
+  for (size_t j = 0; j < path.size(); ++j) {
+    const SimLink& link = topology_.links[path[j]];
+    const Time arrive_prev = j == 0 ? Time() : first_done + topology_.links[path[j - 1]].delay;
+    first_done = arrive_prev + link.rate.tx_time(full);
+    slowest = max(slowest, link.rate.tx_time(full));
+    const Time before_last = first_done + slowest * int64_t(packets >= 2 ? packets - 2 : 0);  // packet n-1
+    const Time last_arrives = j == 0 ? (packets >= 2 ? before_last : Time()) : last_done + topology_.links[path[j - 1]].delay;
+    last_done = (packets >= 2 ? max(last_arrives, before_last) : last_arrives) + link.rate.tx_time(last);
+    back += link.delay + link.rate.tx_time(ack_wire_);
   }
-  return t;
+  return last_done + topology_.links[path.back()].delay + back;
 }
 
 bool Network::run(Time stop, const std::function<void(const Network&)>& progress) {

@@ -13,6 +13,7 @@
 // lossless fabric must not drop the packets that let data make progress.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -30,6 +31,8 @@ struct BufferConfig {
 };
 
 class SharedBuffer {
+  static size_t at(uint32_t port, int cls) { return size_t(port) * kClasses + size_t(cls); }
+
  public:
   // One entry per local port: its PFC headroom per data class and its threshold shift.
   void configure(const BufferConfig& config, const std::vector<uint32_t>& headroom,
@@ -44,17 +47,13 @@ class SharedBuffer {
   // The caller sends the frame and then calls set_paused.
   bool should_pause(uint32_t in, int cls) const;
   bool should_resume(uint32_t in, int cls) const;
-  void set_paused(uint32_t in, int cls, bool paused) { q(ingress_paused_, in, cls) = paused; }
+  void set_paused(uint32_t in, int cls, bool paused) { ingress_paused_[at(in, cls)] = paused; }
 
   uint64_t used() const { return used_; }
-  uint64_t egress_bytes(uint32_t out, int cls) const { return q(egress_, out, cls); }
-  uint64_t headroom_used(uint32_t in, int cls) const { return q(headroom_used_, in, cls); }
+  uint64_t egress_bytes(uint32_t out, int cls) const { return egress_[at(out, cls)]; }
+  uint64_t headroom_used(uint32_t in, int cls) const { return headroom_used_[at(in, cls)]; }
 
  private:
-  template <typename V>
-  static auto& q(V& v, uint32_t port, int cls) { return v[size_t(port) * kClasses + size_t(cls)]; }
-  template <typename V>
-  static auto q(const V& v, uint32_t port, int cls) { return v[size_t(port) * kClasses + size_t(cls)]; }
   uint64_t shared_of(uint32_t in, int cls) const;
   uint64_t pfc_threshold(uint32_t in) const;
 

@@ -42,13 +42,18 @@ TEST(Network, HpccHoldsOneFlowAtItsUtilisationTarget) {
 }
 
 TEST(Network, LoneFlowTakesItsIdealTime) {
+  // Across a two-switch path with a faster trunk: store-and-forward of every packet.
   for (uint64_t bytes : {1ull, 999ull, 1000ull, 1001ull, 123456ull, 3'000'000ull}) {
     auto control = cc("none");
     Network net(test::dumbbell(4, 100, 400), NetConfig{}, *control, 1);
     ASSERT_TRUE(net.add_flow(flow(0, 3, bytes)).ok());
     ASSERT_TRUE(net.run(Time::ms(10)));
     const Flow& f = net.flows()[0];
-    EXPECT_EQ((f.finish - f.start).ps(), f.ideal.ps()) << bytes << " bytes";
+    // Exact, except that the last ACK may wait behind the previous one on the receiver's
+    // wire when the last packet is tiny (the ideal leaves that out): at most one ACK time.
+    const Time fct = f.finish - f.start;
+    EXPECT_GE(fct, f.ideal) << bytes << " bytes";
+    EXPECT_LE(fct, f.ideal + Rate::gbps(100).tx_time(84)) << bytes << " bytes";
   }
 }
 
@@ -60,13 +65,13 @@ struct IncastOutcome {
   Time paused;
 };
 
-IncastOutcome incast(const std::string& algorithm, bool pfc, uint64_t seed = 1, uint64_t bytes = 500'000) {
+IncastOutcome incast(const std::string& algorithm, bool pfc, uint64_t seed = 1, double buffer_mb = 1) {
   auto control = cc(algorithm);
   NetConfig config;
   config.pfc = pfc;
-  config.buffer_mb = 1;  // small, so the burst must be held back or dropped
+  config.buffer_mb = buffer_mb;  // small by default, so the burst must be held back or dropped
   Network net(star(17), config, *control, seed);
-  for (uint32_t s = 0; s < 16; ++s) EXPECT_TRUE(net.add_flow(flow(s, 16, bytes)).ok());
+  for (uint32_t s = 0; s < 16; ++s) EXPECT_TRUE(net.add_flow(flow(s, 16, 500'000)).ok());
   IncastOutcome o;
   o.done = net.run(Time::ms(50));
   o.counters = net.counters();
@@ -104,7 +109,8 @@ TEST(Network, BytesSentEqualDeliveredPlusDroppedPlusInFlight) {
 }
 
 TEST(Network, SameSeedSameRunDifferentSeedDifferentMarks) {
-  IncastOutcome a = incast("dcqcn", false, 42), b = incast("dcqcn", false, 42), c = incast("dcqcn", false, 43);
+  // A large buffer, so queues pass the ECN thresholds and marking (random) decides rates.
+  IncastOutcome a = incast("dcqcn", true, 42, 32), b = incast("dcqcn", true, 42, 32), c = incast("dcqcn", true, 43, 32);
   EXPECT_EQ(a.counters.ecn_marks, b.counters.ecn_marks);
   EXPECT_EQ(a.counters.data_packets_dropped, b.counters.data_packets_dropped);
   EXPECT_EQ(a.counters.data_packets_sent, b.counters.data_packets_sent);
