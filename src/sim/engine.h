@@ -1,9 +1,8 @@
 // The discrete-event engine: a clock in picoseconds and the pending events.
 //
 // Components schedule events with a 32-bit target that their owner decodes; the owner
-// runs the engine with a dispatch function. While an event is being handled its heap
-// slot is still occupied: the first event it schedules takes that slot
-// (EventQueue::replace_top), which saves a heap operation on most events.
+// runs the engine with a dispatch function. Events wait in a calendar queue
+// (calendar_queue.h).
 //
 // Not thread-safe. Deterministic: the same schedule calls in the same order give the
 // same dispatch order.
@@ -13,7 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "sim/event_queue.h"
+#include "sim/calendar_queue.h"
 #include "sim/units.h"
 
 namespace xm::sim {
@@ -22,17 +21,12 @@ class Engine {
  public:
   Time now() const { return now_; }
   uint64_t events() const { return events_; }
-  size_t pending() const { return queue_.size() - (top_consumed_ ? 1 : 0); }
+  size_t pending() const { return queue_.size(); }
 
   // Precondition: at >= now().
   void schedule(Time at, uint32_t target) {
     assert(at >= now_);
-    if (top_consumed_) {
-      top_consumed_ = false;
-      queue_.replace_top(at, target);
-    } else {
-      queue_.push(at, target);
-    }
+    queue_.push(at, target);
   }
 
   enum class Stopped { kSlice, kTimeLimit, kDone };
@@ -48,12 +42,8 @@ class Engine {
       const Event e = queue_.top();
       if (e.at > stop) return Stopped::kTimeLimit;
       now_ = e.at;
-      top_consumed_ = true;
+      queue_.pop();
       dispatch(e.target);
-      if (top_consumed_) {
-        top_consumed_ = false;
-        queue_.pop();
-      }
       ++events_;
     }
     return stop_requested_ || queue_.empty() ? Stopped::kDone : Stopped::kSlice;
@@ -69,10 +59,9 @@ class Engine {
   }
 
  private:
-  EventQueue queue_;
+  CalendarQueue queue_;
   Time now_;
   uint64_t events_ = 0;
-  bool top_consumed_ = false;
   bool stop_requested_ = false;
 };
 

@@ -35,6 +35,11 @@ class EventQueue {
     heap_.push_back(Event{at, seq_++, target});
     sift_up(heap_.size() - 1);
   }
+  // An event that already has its sequence number (from another queue).
+  void push(const Event& e) {
+    heap_.push_back(e);
+    sift_up(heap_.size() - 1);
+  }
   void pop() {
     assert(!heap_.empty());
     Event last = heap_.back();

@@ -60,7 +60,12 @@ void Network::transmit(PortId p) {
 void Network::arrive(PortId p) {
   Port& port = ports_[p];
   const PacketId id = port.pipe.pop_front().packet;
-  if (!port.pipe.empty()) engine_.schedule(port.pipe.front().at, target(kArrival, p));
+  if (!port.pipe.empty()) {
+    engine_.schedule(port.pipe.front().at, target(kArrival, p));
+    // The next packet on this wire is handled soon: start loading it now (it was last
+    // touched a link delay ago and has likely left the cache).
+    __builtin_prefetch(&pool_[port.pipe.front().packet]);
+  }
   const PortId in = port.peer;  // the receiving node's port on this link
   if (topology_.is_host(port.peer_node)) host_receive(in, id);
   else switch_receive(in, id);

@@ -206,7 +206,7 @@ void Network::dispatch(uint32_t t) {
       start_due_flows();
       return;
     case kRto:
-      on_rto(index);
+      scan_timeouts();
       return;
     default: {
       const uint8_t timer = uint8_t((t >> 28) - kCcTimer);
@@ -234,7 +234,10 @@ void Network::start_flow(uint32_t id) {
   ++counters_.flows_started;
   cc_.on_start(*this, id);
   ports_[f.port].active.push_back(id);
-  engine_.schedule(now() + config_.rto, target(kRto, id));
+  if (!rto_scan_scheduled_) {
+    rto_scan_scheduled_ = true;
+    engine_.schedule(now() + config_.rto / 4, target(kRto, 0));
+  }
   kick(f.port);
 }
 
@@ -267,16 +270,26 @@ void Network::flow_received(uint32_t id) {
   }
 }
 
-void Network::on_rto(uint32_t id) {
-  Flow& f = flows_[id];
-  if (f.state != FlowState::kActive) return;
-  if (now() - f.last_progress >= config_.rto && f.snd_nxt > f.snd_una) {
-    ++counters_.timeouts;
-    f.snd_nxt = f.snd_una;  // go back to the first unacknowledged byte
-    f.last_progress = now();
-    kick(f.port);
+// The retransmission timer, for every flow at once: a scan every quarter RTO (one event,
+// not one per flow) finds flows with unacknowledged data and no progress for an RTO, and
+// sends them back to their first unacknowledged byte.
+void Network::scan_timeouts() {
+  rto_scan_scheduled_ = false;
+  for (uint32_t h = 0; h < topology_.hosts; ++h)
+    for (PortId p = wiring_.first_port[h]; p < wiring_.first_port[h + 1]; ++p)
+      for (uint32_t id : ports_[p].active) {
+        Flow& f = flows_[id];
+        if (now() - f.last_progress >= config_.rto && f.snd_nxt > f.snd_una) {
+          ++counters_.timeouts;
+          f.snd_nxt = f.snd_una;
+          f.last_progress = now();
+          kick(p);
+        }
+      }
+  if (counters_.flows_done < counters_.flows_started) {
+    rto_scan_scheduled_ = true;
+    engine_.schedule(now() + config_.rto / 4, target(kRto, 0));
   }
-  engine_.schedule(max(now(), f.last_progress) + config_.rto, target(kRto, id));
 }
 
 void Network::set_rate(uint32_t id, Rate rate) {

@@ -95,7 +95,7 @@ class Network final : private CcHost {
   void start_due_flows();
   void finish_flow(uint32_t id);
   void flow_received(uint32_t id);
-  void on_rto(uint32_t id);
+  void scan_timeouts();
   Time ideal_fct(const Flow& f) const;
   // link.cc
   void kick(PortId p);
@@ -153,6 +153,7 @@ class Network final : private CcHost {
   uint32_t data_overhead_ = 0;  // wire bytes of a data packet beyond its payload
   uint32_t ack_wire_ = 0;
   bool ran_ = false;
+  bool rto_scan_scheduled_ = false;
 };
 
 }  // namespace xm::sim

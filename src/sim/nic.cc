@@ -125,7 +125,8 @@ void Network::receive_data(PortId in, PacketId id) {
     if (reply == PacketKind::kData) reply = PacketKind::kAck;
   }
   if (reply != PacketKind::kData) {
-    const PacketId aid = pool_.alloc();
+    const PacketId aid = pool_.alloc();  // may move the pool: look the data packet up again
+    const Packet& pkt = pool_[id];
     Packet& ack = pool_[aid];
     ack = Packet{};
     ack.kind = reply;
@@ -138,7 +139,7 @@ void Network::receive_data(PortId in, PacketId id) {
     ack.cnp = cnp;
     if (needs_.int_hops) {
       ack.hops = pkt.hops;
-      std::copy(pkt.hop, pkt.hop + pkt.hops, ack.hop);
+      pool_.int_stack(aid) = pool_.int_stack(id);
     }
     ack.path_util = pkt.path_util;
     cc_.on_receive(*this, pkt.flow, pkt, ack);
@@ -169,7 +170,7 @@ void Network::receive_ack(PacketId id) {
   if (f.snd_una >= f.size) {
     finish_flow(fid);
   } else {
-    cc_.on_ack(*this, fid, ack);
+    cc_.on_ack(*this, fid, ack, pool_.int_stack(id).hop);
     kick(f.port);
   }
   pool_.free(id);

@@ -49,6 +49,12 @@ struct Packet {
   float path_util = 0;
   uint32_t share_mbps = 0;
   uint16_t fan_in = 0;
+};
+static_assert(sizeof(Packet) <= 64, "one cache line: every hop touches it");
+
+// INT records live beside the packet (same id, PacketPool::int_stack), not in it: only
+// HPCC reads them, and the packet itself stays one cache line.
+struct IntStack {
   IntHop hop[kMaxIntHops];
 };
 

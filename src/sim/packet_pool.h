@@ -24,6 +24,7 @@ class PacketPool {
       return id;
     }
     store_.emplace_back();
+    int_.emplace_back();
     return PacketId(store_.size() - 1);
   }
   // Precondition: `id` came from alloc() and was not freed since.
@@ -34,16 +35,20 @@ class PacketPool {
   }
   Packet& operator[](PacketId id) { return store_[id]; }
   const Packet& operator[](PacketId id) const { return store_[id]; }
+  IntStack& int_stack(PacketId id) { return int_[id]; }
+  const IntStack& int_stack(PacketId id) const { return int_[id]; }
 
   uint64_t live() const { return live_; }
   size_t capacity() const { return store_.size(); }
   void reserve(size_t n) {
     store_.reserve(n);
+    int_.reserve(n);
     free_.reserve(n);
   }
 
  private:
   std::vector<Packet> store_;
+  std::vector<IntStack> int_;
   std::vector<PacketId> free_;
   uint64_t live_ = 0;
 };

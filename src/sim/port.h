@@ -23,35 +23,33 @@ struct InFlight {
   PacketId packet;
 };
 
+// Fields in the order the data path touches them (hot first), to keep the lines a
+// packet's arrival and departure read few.
 struct Port {
   uint32_t owner = 0;      // node
   uint32_t peer_node = 0;
   uint32_t peer = 0;       // the peer's port on the same link
   uint16_t local = 0;      // index among the owner's ports
   uint8_t link_class = 0;  // index into Network::link_classes() (owner tier -> peer tier)
+  bool tx_pending = false; // a transmit-done event is scheduled
+  uint8_t paused = 0;      // bit c: the peer paused class c
   Rate rate;
   Time delay;
-  uint32_t ecn_kmin = 0, ecn_kmax = 0;  // bytes
-
-  Time busy_until;            // end of the packet on the wire now
-  Time wake_at = Time::infinite();  // host: pacing wake-up scheduled for then
-  bool tx_pending = false;    // a transmit-done event is scheduled
-
-  uint8_t paused = 0;         // bit c: the peer paused class c
-  Time paused_since[kClasses];
-  Time paused_total;
-
-  Ring<PacketId> mac;              // PFC frames
-  Ring<PacketId> queue[kClasses];  // switch: egress queues; host: class 0 only
+  Time busy_until;         // end of the packet on the wire now
   uint64_t queued_bytes = 0;
+  uint64_t tx_bytes = 0;   // every byte sent, for INT and utilisation
   Ring<InFlight> pipe;
+  Ring<PacketId> queue[kClasses];  // switch: egress queues; host: class 0 only
+  Ring<PacketId> mac;              // PFC frames
 
-  uint64_t tx_bytes = 0;      // every byte sent, for INT and utilisation
-  uint64_t tx_data_bytes = 0; // data packets only
-
+  Time wake_at = Time::infinite();  // host: pacing wake-up scheduled for then
   // Host: flows leaving on this port, served round robin.
   std::vector<uint32_t> active;
   uint32_t rr = 0;
+  uint32_t ecn_kmin = 0, ecn_kmax = 0;  // bytes
+  uint64_t tx_data_bytes = 0;           // data packets only
+  Time paused_since[kClasses];
+  Time paused_total;
 
   // Switch, for TiTa: utilisation measured at this port (EWMA over the base RTT).
   double util = 0;

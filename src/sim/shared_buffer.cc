@@ -12,10 +12,7 @@ void SharedBuffer::configure(const BufferConfig& config, const std::vector<uint3
   headroom_ = headroom;
   shift_ = shift;
   const size_t n = headroom.size() * kClasses;
-  ingress_.assign(n, 0);
-  headroom_used_.assign(n, 0);
-  egress_.assign(n, 0);
-  ingress_paused_.assign(n, 0);
+  cell_.assign(n, Cell{});
   total_headroom_ = total_reserve_ = 0;
   for (uint32_t h : headroom) {
     total_headroom_ += uint64_t(h) * config.data_classes;
@@ -24,7 +21,7 @@ void SharedBuffer::configure(const BufferConfig& config, const std::vector<uint3
 }
 
 uint64_t SharedBuffer::shared_of(uint32_t in, int cls) const {
-  uint64_t bytes = ingress_[at(in, cls)];
+  uint64_t bytes = cell_[at(in, cls)].ingress;
   return bytes > config_.reserve_bytes ? bytes - config_.reserve_bytes : 0;
 }
 
@@ -38,11 +35,11 @@ bool SharedBuffer::admit(uint32_t in, uint32_t out, int cls, uint32_t bytes) con
   if (used_ + bytes > config_.buffer_bytes) return false;
   if (cls == 0) return true;
   if (config_.pfc) {
-    const bool headroom_full = headroom_used_[at(in, cls)] + bytes > headroom_[in];
+    const bool headroom_full = cell_[at(in, cls)].headroom + bytes > headroom_[in];
     const bool over_threshold = shared_of(in, cls) + bytes > pfc_threshold(in);
     return !(headroom_full && over_threshold);
   }
-  const uint64_t queued = egress_[at(out, cls)];
+  const uint64_t queued = cell_[at(out, cls)].egress;
   if (queued + bytes <= config_.reserve_bytes) return true;
   const uint64_t free = config_.buffer_bytes - used_;
   return queued + bytes <= (free >> config_.egress_shift);
@@ -50,13 +47,13 @@ bool SharedBuffer::admit(uint32_t in, uint32_t out, int cls, uint32_t bytes) con
 
 void SharedBuffer::enqueue(uint32_t in, uint32_t out, int cls, uint32_t bytes) {
   used_ += bytes;
-  egress_[at(out, cls)] += bytes;
+  cell_[at(out, cls)].egress += bytes;
   if (cls == 0) return;
-  uint64_t& ingress = ingress_[at(in, cls)];
+  uint64_t& ingress = cell_[at(in, cls)].ingress;
   const uint64_t after = ingress + bytes;
   if (config_.pfc && after > config_.reserve_bytes &&
       after - config_.reserve_bytes > pfc_threshold(in)) {
-    headroom_used_[at(in, cls)] += bytes;  // past the threshold: the PAUSE is on its way
+    cell_[at(in, cls)].headroom += bytes;  // past the threshold: the PAUSE is on its way
     return;
   }
   if (after > config_.reserve_bytes)
@@ -65,16 +62,16 @@ void SharedBuffer::enqueue(uint32_t in, uint32_t out, int cls, uint32_t bytes) {
 }
 
 void SharedBuffer::dequeue(uint32_t in, uint32_t out, int cls, uint32_t bytes) {
-  assert(used_ >= bytes && egress_[at(out, cls)] >= bytes);
+  assert(used_ >= bytes && cell_[at(out, cls)].egress >= bytes);
   used_ -= bytes;
-  egress_[at(out, cls)] -= bytes;
+  cell_[at(out, cls)].egress -= bytes;
   if (cls == 0) return;
   // Headroom drains first: it is what stands between the queue and a RESUME.
-  uint64_t& headroom = headroom_used_[at(in, cls)];
+  uint64_t& headroom = cell_[at(in, cls)].headroom;
   const uint64_t from_headroom = std::min<uint64_t>(headroom, bytes);
   headroom -= from_headroom;
   const uint64_t rest = bytes - from_headroom;
-  uint64_t& ingress = ingress_[at(in, cls)];
+  uint64_t& ingress = cell_[at(in, cls)].ingress;
   assert(ingress >= rest);
   const uint64_t shared_before = ingress > config_.reserve_bytes ? ingress - config_.reserve_bytes : 0;
   ingress -= rest;
@@ -83,12 +80,12 @@ void SharedBuffer::dequeue(uint32_t in, uint32_t out, int cls, uint32_t bytes) {
 }
 
 bool SharedBuffer::should_pause(uint32_t in, int cls) const {
-  if (!config_.pfc || cls == 0 || ingress_paused_[at(in, cls)]) return false;
-  return headroom_used_[at(in, cls)] > 0 || shared_of(in, cls) >= pfc_threshold(in);
+  if (!config_.pfc || cls == 0 || cell_[at(in, cls)].paused) return false;
+  return cell_[at(in, cls)].headroom > 0 || shared_of(in, cls) >= pfc_threshold(in);
 }
 
 bool SharedBuffer::should_resume(uint32_t in, int cls) const {
-  if (!ingress_paused_[at(in, cls)] || headroom_used_[at(in, cls)] > 0) return false;
+  if (!cell_[at(in, cls)].paused || cell_[at(in, cls)].headroom > 0) return false;
   const uint64_t shared = shared_of(in, cls);
   return shared == 0 || shared + config_.resume_offset_bytes <= pfc_threshold(in);
 }

@@ -47,11 +47,11 @@ class SharedBuffer {
   // The caller sends the frame and then calls set_paused.
   bool should_pause(uint32_t in, int cls) const;
   bool should_resume(uint32_t in, int cls) const;
-  void set_paused(uint32_t in, int cls, bool paused) { ingress_paused_[at(in, cls)] = paused; }
+  void set_paused(uint32_t in, int cls, bool paused) { cell_[at(in, cls)].paused = paused; }
 
   uint64_t used() const { return used_; }
-  uint64_t egress_bytes(uint32_t out, int cls) const { return egress_[at(out, cls)]; }
-  uint64_t headroom_used(uint32_t in, int cls) const { return headroom_used_[at(in, cls)]; }
+  uint64_t egress_bytes(uint32_t out, int cls) const { return cell_[at(out, cls)].egress; }
+  uint64_t headroom_used(uint32_t in, int cls) const { return cell_[at(in, cls)].headroom; }
 
  private:
   uint64_t shared_of(uint32_t in, int cls) const;
@@ -61,8 +61,14 @@ class SharedBuffer {
   std::vector<uint32_t> headroom_, shift_;
   uint64_t total_headroom_ = 0, total_reserve_ = 0;
   uint64_t used_ = 0, shared_used_ = 0;
-  std::vector<uint64_t> ingress_, headroom_used_, egress_;
-  std::vector<uint8_t> ingress_paused_;
+  // Per (port, class): what arrived on it (ingress), what of that sits in headroom, what
+  // waits to leave through it (egress), and whether its upstream is paused. Together, so
+  // one packet's bookkeeping touches few cache lines.
+  struct Cell {
+    uint64_t ingress = 0, headroom = 0, egress = 0;
+    bool paused = false;
+  };
+  std::vector<Cell> cell_;
 };
 
 }  // namespace xm::sim

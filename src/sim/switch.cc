@@ -63,15 +63,17 @@ PacketId Network::switch_dequeue(PortId p) {
     if (!port.queue[cls].empty() && !(cls > 0 && (port.paused & (1u << cls)))) break;
   if (cls == kClasses) return kNoPacket;
   const PacketId id = port.queue[cls].pop_front();
-  Packet& pkt = pool_[id];
-  port.queued_bytes -= pkt.wire_bytes;
+  const Packet& head = pool_[id];
+  const uint32_t in_port = head.in_port;
+  port.queued_bytes -= head.wire_bytes;
   const NodeIndex sw = port.owner;
   SharedBuffer& buffer = buffers_[sw - topology_.hosts];
-  buffer.dequeue(pkt.in_port, port.local, cls, pkt.wire_bytes);
-  if (buffer.should_resume(pkt.in_port, cls)) {
-    buffer.set_paused(pkt.in_port, cls, false);
-    send_pfc(wiring_.first_port[sw] + pkt.in_port, PacketKind::kResume, cls);
+  buffer.dequeue(in_port, port.local, cls, head.wire_bytes);
+  if (buffer.should_resume(in_port, cls)) {
+    buffer.set_paused(in_port, cls, false);
+    send_pfc(wiring_.first_port[sw] + in_port, PacketKind::kResume, cls);  // allocates: `head` is stale
   }
+  Packet& pkt = pool_[id];
   if (pkt.kind != PacketKind::kData) return id;
 
   if (needs_.ecn && config_.ecn && !pkt.ecn_ce) {
@@ -89,7 +91,7 @@ PacketId Network::switch_dequeue(PortId p) {
     }
   }
   if (needs_.int_hops && pkt.hops < kMaxIntHops) {
-    IntHop& hop = pkt.hop[pkt.hops++];
+    IntHop& hop = pool_.int_stack(id).hop[pkt.hops++];
     hop.time_ns = uint32_t(now().ps() / 1000);
     hop.tx_bytes = uint32_t(port.tx_bytes);
     hop.qlen_bytes = uint32_t(port.queued_bytes);

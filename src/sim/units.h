@@ -31,6 +31,7 @@ class Time {
   constexpr Time& operator+=(Time o) { v_ += o.v_; return *this; }
   constexpr Time& operator-=(Time o) { v_ -= o.v_; return *this; }
   constexpr Time operator*(int64_t k) const { return Time(v_ * k); }
+  constexpr Time operator/(int64_t k) const { return Time(v_ / k); }
   constexpr auto operator<=>(const Time&) const = default;
 
  private:

@@ -1,5 +1,6 @@
 // The event queue and engine: order, ties, and the replace-top shortcut.
 #include "sim/engine.h"
+#include "sim/calendar_queue.h"
 
 #include <gtest/gtest.h>
 
@@ -86,6 +87,44 @@ TEST(Units, SerialisationIsExactInPicoseconds) {
   EXPECT_EQ(Rate::gbps(100).tx_time(1000).ps(), 80000);
   EXPECT_EQ(Rate::gbps(400).tx_time(4178).ps(), 83560);
   EXPECT_EQ(Rate::gbps(3).tx_time(1).ps(), 2667);  // rounded up
+}
+
+}  // namespace
+}  // namespace xm::sim
+
+namespace xm::sim {
+namespace {
+
+// The calendar queue must order events exactly as the heap does, across bucket edges,
+// the horizon (heap overflow) and idle stretches, with events scheduled while running.
+TEST(CalendarQueue, OrdersExactlyAsTheHeap) {
+  CalendarQueue cal;
+  EventQueue heap;
+  Random rng(11);
+  auto add = [&](Time at, uint32_t target) {
+    cal.push(at, target);
+    heap.push(at, target);
+  };
+  add(Time(), 4000);  // at the very start: the first bucket must not be skipped
+  add(Time(), 4001);
+  for (uint32_t i = 0; i < 2000; ++i) add(Time::ps(int64_t(rng.below(3'000'000))), i);
+  add(Time::ms(5), 999999);  // far beyond the horizon
+  uint32_t next = 5000;
+  for (int n = 0; n < 20000 && !heap.empty(); ++n) {
+    ASSERT_FALSE(cal.empty());
+    const Event a = cal.top(), b = heap.top();
+    ASSERT_EQ(a.at, b.at) << n;
+    ASSERT_EQ(a.target, b.target) << n;
+    cal.pop(), heap.pop();
+    // Like handlers: schedule at now, soon, or far, sometimes several.
+    for (uint64_t k = rng.below(3); k > 0; --k) {
+      const uint64_t kind = rng.below(10);
+      const Time d = kind == 0 ? Time() : kind < 8 ? Time::ps(int64_t(rng.below(2'000'000))) : Time::us(double(rng.below(400)));
+      if (n < 15000) add(a.at + d, next++);
+    }
+  }
+  EXPECT_TRUE(heap.empty());
+  EXPECT_TRUE(cal.empty());
 }
 
 }  // namespace

@@ -14,7 +14,7 @@ class LineRate final : public CongestionControl {
   std::string name() const override { return "none"; }
   CcNeeds needs() const override { return {}; }
   void on_start(CcHost& host, uint32_t flow) override { host.set_window(flow, 0); }
-  void on_ack(CcHost&, uint32_t, const Packet&) override {}
+  void on_ack(CcHost&, uint32_t, const Packet&, const IntHop*) override {}
 };
 
 }  // namespace

@@ -57,7 +57,8 @@ class CongestionControl {
 
   // Sets the first rate and window. The flow's max_rate is the line rate.
   virtual void on_start(CcHost& host, uint32_t flow) = 0;
-  virtual void on_ack(CcHost& host, uint32_t flow, const Packet& ack) = 0;
+  // `hops` holds ack.hops INT records (echoed from the data packet) when needs().int_hops.
+  virtual void on_ack(CcHost& host, uint32_t flow, const Packet& ack, const IntHop* hops) = 0;
   virtual void on_timer(CcHost& /*host*/, uint32_t /*flow*/, uint8_t /*timer*/) {}
   virtual void on_finish(CcHost& /*host*/, uint32_t /*flow*/) {}
   // Receiver: `ack` answers `data` and is about to be sent.

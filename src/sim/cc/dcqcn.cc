@@ -43,7 +43,7 @@ void Dcqcn::roll_alpha(State& s, Time now) const {
   }
 }
 
-void Dcqcn::on_ack(CcHost& host, uint32_t flow, const Packet& ack) {
+void Dcqcn::on_ack(CcHost& host, uint32_t flow, const Packet& ack, const IntHop* /*hops*/) {
   State& s = state_[flow];
   const Time now = host.now();
   if (p_.byte_counter > 0 && s.increasing) {

@@ -45,7 +45,7 @@ class Dcqcn final : public CongestionControl {
   std::string name() const override { return name_; }
   CcNeeds needs() const override { return CcNeeds{.ecn = true}; }
   void on_start(CcHost& host, uint32_t flow) override;
-  void on_ack(CcHost& host, uint32_t flow, const Packet& ack) override;
+  void on_ack(CcHost& host, uint32_t flow, const Packet& ack, const IntHop* hops) override;
   void on_timer(CcHost& host, uint32_t flow, uint8_t timer) override;
 
   const DcqcnParams& params() const { return p_; }

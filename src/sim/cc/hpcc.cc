@@ -18,7 +18,7 @@ void Hpcc::on_start(CcHost& host, uint32_t flow) {
   host.set_window(flow, host.base_bdp(flow));
 }
 
-void Hpcc::on_ack(CcHost& host, uint32_t flow, const Packet& ack) {
+void Hpcc::on_ack(CcHost& host, uint32_t flow, const Packet& ack, const IntHop* hops) {
   State& s = state_[flow];
   Flow& f = host.flow(flow);
   const bool full = ack.seq > s.last_update_seq;  // a whole RTT of feedback since the last update
@@ -27,7 +27,7 @@ void Hpcc::on_ack(CcHost& host, uint32_t flow, const Packet& ack) {
     s.have_hops = true;
     s.last_update_seq = f.snd_nxt;
     s.hops = ack.hops;
-    std::copy(ack.hop, ack.hop + ack.hops, s.hop);
+    std::copy(hops, hops + ack.hops, s.hop);
     return;
   }
   const double T = host.base_rtt().seconds_f();
@@ -35,7 +35,7 @@ void Hpcc::on_ack(CcHost& host, uint32_t flow, const Packet& ack) {
   bool updated = false;
   const uint8_t n = std::min(ack.hops, s.hops);
   for (uint8_t i = 0; i < n; ++i) {
-    const IntHop& now = ack.hop[i];
+    const IntHop& now = hops[i];
     const IntHop& before = s.hop[i];
     const uint32_t tau_ns = now.time_ns - before.time_ns;
     if (tau_ns == 0) continue;
@@ -47,7 +47,7 @@ void Hpcc::on_ack(CcHost& host, uint32_t flow, const Packet& ack) {
     updated = true;
   }
   s.hops = ack.hops;
-  std::copy(ack.hop, ack.hop + ack.hops, s.hop);
+  std::copy(hops, hops + ack.hops, s.hop);
   if (updated) {
     dt = std::min(dt, T);
     s.u = (s.u * (T - dt) + U * dt) / T;

@@ -32,7 +32,7 @@ class Hpcc final : public CongestionControl {
   std::string name() const override { return "hpcc"; }
   CcNeeds needs() const override { return CcNeeds{.int_hops = true}; }
   void on_start(CcHost& host, uint32_t flow) override;
-  void on_ack(CcHost& host, uint32_t flow, const Packet& ack) override;
+  void on_ack(CcHost& host, uint32_t flow, const Packet& ack, const IntHop* hops) override;
 
  private:
   struct State {

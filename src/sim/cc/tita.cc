@@ -34,7 +34,7 @@ void Tita::on_receive(CcHost& host, uint32_t flow, const Packet& /*data*/, Packe
 }
 
 // The largest normalised load on the path and the time it covers.
-double Tita::utilisation(CcHost& host, State& s, const Packet& ack, double& dt) {
+double Tita::utilisation(CcHost& host, State& s, const Packet& ack, const IntHop* hops, double& dt) {
   if (p_.switch_util) {
     dt = 0;
     return ack.path_util;
@@ -43,15 +43,15 @@ double Tita::utilisation(CcHost& host, State& s, const Packet& ack, double& dt) 
   double U = -1;
   const uint8_t n = std::min(ack.hops, s.hops);
   for (uint8_t i = 0; i < n; ++i) {
-    const uint32_t tau_ns = ack.hop[i].time_ns - s.hop[i].time_ns;
+    const uint32_t tau_ns = hops[i].time_ns - s.hop[i].time_ns;
     if (tau_ns == 0) continue;
-    const double bps = double(ack.hop[i].rate_mbps) * 1e6;
-    const double tx = double(uint32_t(ack.hop[i].tx_bytes - s.hop[i].tx_bytes)) * 8 / (tau_ns * 1e-9);
-    const double u = tx / bps + double(std::min(ack.hop[i].qlen_bytes, s.hop[i].qlen_bytes)) * 8 / (bps * T);
+    const double bps = double(hops[i].rate_mbps) * 1e6;
+    const double tx = double(uint32_t(hops[i].tx_bytes - s.hop[i].tx_bytes)) * 8 / (tau_ns * 1e-9);
+    const double u = tx / bps + double(std::min(hops[i].qlen_bytes, s.hop[i].qlen_bytes)) * 8 / (bps * T);
     if (u > U) U = u, dt = tau_ns * 1e-9;
   }
   s.hops = ack.hops;
-  std::copy(ack.hop, ack.hop + ack.hops, s.hop);
+  std::copy(hops, hops + ack.hops, s.hop);
   if (U < 0) return -1;
   dt = std::min(dt, T);
   s.u = (s.u * (T - dt) + U * dt) / T;
@@ -67,7 +67,7 @@ void Tita::apply(CcHost& host, uint32_t flow, Rate rate, bool full) {
   if (full) s.reference = rate;
 }
 
-void Tita::on_ack(CcHost& host, uint32_t flow, const Packet& ack) {
+void Tita::on_ack(CcHost& host, uint32_t flow, const Packet& ack, const IntHop* hops) {
   State& s = state_[flow];
   Flow& f = host.flow(flow);
   const bool full = ack.seq > s.last_update_seq;
@@ -85,12 +85,12 @@ void Tita::on_ack(CcHost& host, uint32_t flow, const Packet& ack) {
     s.last_update_seq = f.snd_nxt;
     if (!p_.switch_util) {
       s.hops = ack.hops;
-      std::copy(ack.hop, ack.hop + ack.hops, s.hop);
+      std::copy(hops, hops + ack.hops, s.hop);
     }
     return;
   }
   double dt = 0;
-  const double U = utilisation(host, s, ack, dt);
+  const double U = utilisation(host, s, ack, hops, dt);
   if (U >= 0) {
     const double k = U / p_.eta;
     apply(host, flow, k > 1e-6 ? s.reference / k + p_.w_ai : f.max_rate, full);

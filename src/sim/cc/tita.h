@@ -39,7 +39,7 @@ class Tita final : public CongestionControl {
     return CcNeeds{.int_hops = !p_.switch_util, .path_util = p_.switch_util};
   }
   void on_start(CcHost& host, uint32_t flow) override;
-  void on_ack(CcHost& host, uint32_t flow, const Packet& ack) override;
+  void on_ack(CcHost& host, uint32_t flow, const Packet& ack, const IntHop* hops) override;
   void on_receive(CcHost& host, uint32_t flow, const Packet& data, Packet& ack) override;
 
   const TitaParams& params() const { return p_; }
@@ -58,7 +58,7 @@ class Tita final : public CongestionControl {
     Rate rate;
     Time at;
   };
-  double utilisation(CcHost& host, State& s, const Packet& ack, double& dt);
+  double utilisation(CcHost& host, State& s, const Packet& ack, const IntHop* hops, double& dt);
   void apply(CcHost& host, uint32_t flow, Rate rate, bool full);
 
   TitaParams p_;

@@ -1,0 +1,150 @@
+// The pending events of one simulation: a calendar queue (timing wheel) for the near
+// future in front of a 4-ary heap for the rest.
+//
+// Packet-level simulation schedules almost every event a few nanoseconds to a few
+// microseconds ahead (a packet's serialisation, a link's delay). The wheel has 2^14
+// buckets of 256 ps, a 4.2 us horizon: such events go into their bucket in O(1). Buckets
+// are one flat array of 8 events each (spilling into a side list when fuller), so the
+// clock sweeps memory in order; a bucket is sorted by (time, insertion order) only when
+// the clock reaches it — a handful of events. A bitmap of non-empty buckets skips idle
+// stretches. Events beyond the horizon (timers, flow arrivals) wait in the heap and move
+// into the wheel as the clock approaches them. The order of events is exactly the
+// heap's — by time, then by when they were scheduled — so either gives the same run.
+//
+// Not thread-safe; one queue per simulation.
+#pragma once
+
+#include <bit>
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "sim/event_queue.h"
+
+namespace xm::sim {
+
+class CalendarQueue {
+ public:
+  CalendarQueue() : inline_(kBuckets * kCap), count_(kBuckets, 0), spill_(kBuckets), nonempty_(kBuckets / 64, 0) {}
+
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+
+  void push(Time at, uint32_t target) {
+    const Event e{at, seq_++, target};
+    ++size_;
+    const uint64_t slot = slot_of(at);
+    if (slot >= cursor_ + kBuckets) {
+      overflow_.push(e);
+      return;
+    }
+    place(e, slot);
+  }
+
+  // The earliest event. Precondition: !empty().
+  const Event& top() {
+    if (head_ == current_.size()) settle();
+    return current_[head_];
+  }
+  void pop() {
+    if (head_ == current_.size()) settle();
+    ++head_;
+    --size_;
+  }
+
+ private:
+  static constexpr int kShift = 8;
+  static constexpr uint64_t kBuckets = 1 << 14;
+  static constexpr uint32_t kCap = 8;
+  static uint64_t slot_of(Time t) { return uint64_t(t.ps()) >> kShift; }
+  static size_t index(uint64_t slot) { return size_t(slot & (kBuckets - 1)); }
+  static bool before(const Event& a, const Event& b) {
+    return a.at < b.at || (a.at == b.at && int32_t(a.seq - b.seq) < 0);
+  }
+
+  void place(const Event& e, uint64_t slot) {
+    if (slot == cursor_ && open_) {
+      // The bucket being consumed: keep its unconsumed part sorted (usually appends).
+      size_t i = current_.size();
+      current_.push_back(e);
+      while (i > head_ && before(e, current_[i - 1])) current_[i] = current_[i - 1], --i;
+      current_[i] = e;
+      return;
+    }
+    const size_t b = index(slot);
+    if (count_[b] < kCap) inline_[b * kCap + count_[b]++] = e;
+    else spill_[b].push_back(e);
+    nonempty_[b / 64] |= uint64_t(1) << (b % 64);
+  }
+
+  // Opens the next non-empty bucket (precondition: events remain): the one after the
+  // bucket just consumed, or the current one if none was opened yet.
+  void settle() {
+    assert(size_ > 0);
+    current_.clear();
+    head_ = 0;
+    uint64_t next = next_nonempty(open_ ? cursor_ + 1 : cursor_);
+    open_ = false;
+    if (next == UINT64_MAX) {
+      assert(!overflow_.empty());
+      next = slot_of(overflow_.top().at);  // the wheel is empty: jump
+    }
+    cursor_ = next;
+    move_in();
+    const size_t b = index(cursor_);
+    assert(count_[b] > 0);
+    current_.insert(current_.end(), inline_.begin() + ptrdiff_t(b * kCap), inline_.begin() + ptrdiff_t(b * kCap + count_[b]));
+    current_.insert(current_.end(), spill_[b].begin(), spill_[b].end());
+    count_[b] = 0;
+    spill_[b].clear();
+    nonempty_[b / 64] &= ~(uint64_t(1) << (b % 64));
+    for (size_t i = 1; i < current_.size(); ++i) {  // insertion sort: a handful of events
+      const Event e = current_[i];
+      size_t j = i;
+      while (j > 0 && before(e, current_[j - 1])) current_[j] = current_[j - 1], --j;
+      current_[j] = e;
+    }
+    open_ = true;
+  }
+
+  // The first slot at or after `from` whose bucket holds events, within the horizon.
+  uint64_t next_nonempty(uint64_t from) const {
+    const size_t start = index(from);
+    size_t word = start / 64;
+    uint64_t bits = nonempty_[word] & (~uint64_t(0) << (start % 64));
+    for (size_t scanned = 0; scanned <= kBuckets / 64; ++scanned) {
+      if (bits) {
+        const size_t i = word * 64 + size_t(std::countr_zero(bits));
+        return from + ((i - start) & (kBuckets - 1));
+      }
+      word = (word + 1) % (kBuckets / 64);
+      bits = nonempty_[word];
+    }
+    return UINT64_MAX;
+  }
+
+  // Heap events now within the horizon go into the wheel (with their sequence numbers,
+  // so ties still break by scheduling order).
+  void move_in() {
+    while (!overflow_.empty() && slot_of(overflow_.top().at) < cursor_ + kBuckets) {
+      const Event e = overflow_.top();
+      overflow_.pop();
+      place(e, slot_of(e.at));
+    }
+  }
+
+  std::vector<Event> inline_;             // kCap events per bucket
+  std::vector<uint32_t> count_;           // events in each bucket's inline part
+  std::vector<std::vector<Event>> spill_; // the rest, rarely used
+  std::vector<uint64_t> nonempty_;
+  std::vector<Event> current_;            // the open bucket, sorted
+  size_t head_ = 0;                       // next event of current_
+  uint64_t cursor_ = 0;                   // slot of the open bucket
+  bool open_ = false;
+  EventQueue overflow_;
+  size_t size_ = 0;
+  uint32_t seq_ = 0;
+};
+
+}  // namespace xm::sim
