@@ -28,8 +28,8 @@ struct HpccParams {
 
 class Hpcc final : public CongestionControl {
  public:
-  explicit Hpcc(HpccParams params) : p_(params) {}
-  std::string name() const override { return "hpcc"; }
+  Hpcc(HpccParams params, std::string name) : p_(params), name_(std::move(name)) {}
+  std::string name() const override { return name_; }
   CcNeeds needs() const override { return CcNeeds{.int_hops = true}; }
   void on_start(CcHost& host, uint32_t flow) override;
   void on_ack(CcHost& host, uint32_t flow, const Packet& ack, const IntHop* hops) override;
@@ -45,6 +45,7 @@ class Hpcc final : public CongestionControl {
     IntHop hop[kMaxIntHops];
   };
   HpccParams p_;
+  std::string name_;
   std::vector<State> state_;
 };
 

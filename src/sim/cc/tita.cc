@@ -80,6 +80,7 @@ void Tita::on_ack(CcHost& host, uint32_t flow, const Packet& ack, const IntHop* 
     s.reference = min(s.reference, share);
   }
   s.fan_in = ack.fan_in;
+  if (ack.share_mbps > 0) s.share = Rate::mbps(ack.share_mbps);
   if (!s.have_feedback) {
     s.have_feedback = true;
     s.last_update_seq = f.snd_nxt;
@@ -93,7 +94,9 @@ void Tita::on_ack(CcHost& host, uint32_t flow, const Packet& ack, const IntHop* 
   const double U = utilisation(host, s, ack, hops, dt);
   if (U >= 0) {
     const double k = U / p_.eta;
-    apply(host, flow, k > 1e-6 ? s.reference / k + p_.w_ai : f.max_rate, full);
+    Rate ai = p_.w_ai;
+    if (p_.fan_in && s.share > s.reference) ai = ai + (s.share - s.reference) * p_.gamma;
+    apply(host, flow, k > 1e-6 ? s.reference / k + ai : f.max_rate, full);
   }
   if (full && f.snd_nxt > s.last_update_seq) s.last_update_seq = f.snd_nxt;
 }

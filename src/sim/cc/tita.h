@@ -7,7 +7,9 @@
 //    HPCC's multiplicative law on that one number (off: per-hop INT, as HPCC).
 //  - fan-in: the receiver counts the flows sending to it and puts its fair share
 //    η·C/n and n in every ACK; when n grows, every sender to it cuts to the share at once,
-//    before the newcomer's burst has built a queue (off: wait for the queue to show).
+//    before the newcomer's burst has built a queue (off: wait for the queue to show); and
+//    a flow below the share adds a fraction γ of the gap to its additive increase, so
+//    flows meet at the fair share in a few RTTs, not the thousands W_AI alone needs.
 //  - start: a new flow starts at the fair share it can predict (the share the same
 //    receiver advertised recently, else its own NIC's share) with a window to match
 //    (off: line rate and a full BDP window, as HPCC).
@@ -22,6 +24,7 @@ namespace xm::sim {
 
 struct TitaParams {
   double eta = 0.95;
+  double gamma = 0.25;  // share of the gap to the receiver's fair share closed per RTT
   Rate w_ai = Rate::mbps(40);
   Rate min_rate = Rate::gbps(1);
   Time share_ttl = Time::us(100);  // how long an advertised share predicts a new flow's
@@ -51,6 +54,7 @@ class Tita final : public CongestionControl {
     Rate reference;
     double u = 0;          // EWMA of per-hop INT (only without the switch part)
     uint16_t fan_in = 0;   // the receiver's count at the last ACK
+    Rate share;            // the receiver's fair share at the last ACK (0: none yet)
     uint8_t hops = 0;
     IntHop hop[kMaxIntHops];
   };
