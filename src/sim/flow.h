@@ -49,7 +49,8 @@ struct Flow {
 
   // Receiver.
   uint64_t rcv_nxt = 0;
-  bool rx_seen = false;  // the first packet arrived (the flow counts in its receiver's fan-in)
+  bool rx_seen = false;     // the first packet arrived
+  bool in_fan_in = false;   // counted in the receiver's fan-in (more than a BDP to come)
   uint32_t unacked_packets = 0;
   Time nack_until;
   uint64_t last_nack = UINT64_MAX;

@@ -151,7 +151,11 @@ bool Network::run(Time stop, const std::function<void(const Network&)>& progress
       if (flows_[i].pending_deps == 0) arrivals_.push_back(i);
     std::stable_sort(arrivals_.begin(), arrivals_.end(),
                      [&](uint32_t a, uint32_t b) { return flows_[a].start < flows_[b].start; });
-    if (!arrivals_.empty()) engine_.schedule(max(engine_.now(), flows_[arrivals_[0]].start), target(kFlowArrivals, 0));
+    if (!arrivals_.empty()) {
+      engine_.schedule(max(engine_.now(), flows_[arrivals_[0]].start), target(kFlowArrivals, 0));
+      window_end_ = flows_[arrivals_.back()].start;
+      engine_.schedule(window_end_, target(kSnapshot, 0));
+    }
     pool_.reserve(1 << 16);
   }
   while (counters_.flows_done < flows_.size()) {
@@ -208,6 +212,9 @@ void Network::dispatch(uint32_t t) {
     case kRto:
       scan_timeouts();
       return;
+    case kSnapshot:
+      for (Port& port : ports_) port.window_tx_bytes = port.tx_bytes;
+      return;
     default: {
       const uint8_t timer = uint8_t((t >> 28) - kCcTimer);
       Time& due = cc_due_[size_t(index) * kCcTimers + timer];
@@ -261,7 +268,7 @@ void Network::flow_received(uint32_t id) {
   Flow& f = flows_[id];
   f.received = true;
   f.received_at = now();
-  --fan_in_[f.dst];
+  if (f.in_fan_in) --fan_in_[f.dst], f.in_fan_in = false;
   for (uint32_t d : dependents_[id]) {
     if (--flows_[d].pending_deps == 0) {
       flows_[d].start = now();

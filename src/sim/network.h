@@ -84,9 +84,12 @@ class Network final : private CcHost {
   // Total time ports spent paused (summed over ports and classes), including pauses
   // still in force at the end of the run.
   Time paused_time(size_t port) const;
+  // The traffic window: from 0 to the last flow's start. Port::window_tx_bytes holds what
+  // each port had sent by then (utilisation under load, without the drain).
+  Time traffic_window() const { return window_end_; }
 
  private:
-  enum Kind : uint32_t { kTxDone = 0, kArrival = 1, kWake = 2, kFlowArrivals = 3, kRto = 4, kCcTimer = 8 };
+  enum Kind : uint32_t { kTxDone = 0, kArrival = 1, kWake = 2, kFlowArrivals = 3, kRto = 4, kSnapshot = 5, kCcTimer = 8 };
   static constexpr uint32_t target(uint32_t kind, uint32_t index) { return (kind << 28) | index; }
   void dispatch(uint32_t target);
 
@@ -154,6 +157,7 @@ class Network final : private CcHost {
   uint32_t ack_wire_ = 0;
   bool ran_ = false;
   bool rto_scan_scheduled_ = false;
+  Time window_end_;
 };
 
 }  // namespace xm::sim

@@ -93,14 +93,16 @@ void Network::receive_data(PortId in, PacketId id) {
   Flow& f = flows_[pkt.flow];
   ++counters_.data_packets_delivered;
   counters_.data_wire_bytes_delivered += pkt.wire_bytes;
+  const uint64_t long_flow = uint64_t(host_rate(f.dst).bytes_in(base_rtt_));
   if (!f.rx_seen) {
     f.rx_seen = true;
-    ++fan_in_[f.dst];
+    if (f.size - pkt.seq > long_flow) ++fan_in_[f.dst], f.in_fan_in = true;
   }
   PacketKind reply = PacketKind::kData;  // kData: no reply
   if (pkt.seq == f.rcv_nxt && !f.received) {
     f.rcv_nxt += pkt.payload;
     ++f.unacked_packets;
+    if (f.in_fan_in && f.size - f.rcv_nxt <= long_flow) --fan_in_[f.dst], f.in_fan_in = false;
     if (f.rcv_nxt >= f.size) {
       flow_received(pkt.flow);
       reply = PacketKind::kAck;

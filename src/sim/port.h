@@ -48,6 +48,7 @@ struct Port {
   uint32_t rr = 0;
   uint32_t ecn_kmin = 0, ecn_kmax = 0;  // bytes
   uint64_t tx_data_bytes = 0;           // data packets only
+  uint64_t window_tx_bytes = 0;         // tx_bytes at the end of the traffic window
   Time paused_since[kClasses];
   Time paused_total;
 

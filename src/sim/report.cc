@@ -87,12 +87,13 @@ Report make_report(const Network& net, const std::vector<uint64_t>& edges) {
                                 switches.percentile(0.99), switches.max()});
 
   const double seconds = net.now().seconds_f();
+  const double window = net.traffic_window().seconds_f();
   rep.links.resize(classes.size());
   for (size_t c = 0; c < classes.size(); ++c) rep.links[c].link_class = classes[c];
   for (size_t p = 0; p < net.port_count(); ++p) {
     const Port& port = net.port(p);
     LinkRow& r = rep.links[port.link_class];
-    const double util = seconds > 0 ? double(port.tx_bytes) * 8 / (port.rate.bps() * seconds) : 0;
+    const double util = window > 0 ? double(port.window_tx_bytes) * 8 / (port.rate.bps() * window) : 0;
     r.mean_util += util;
     r.max_util = std::max(r.max_util, util);
     ++r.ports;

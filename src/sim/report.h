@@ -30,7 +30,7 @@ struct QueueRow {
 struct LinkRow {
   std::string link_class;
   size_t ports = 0;
-  double mean_util = 0, max_util = 0;  // data + control bytes / capacity over the run
+  double mean_util = 0, max_util = 0;  // bytes sent / capacity over the traffic window
   double paused_us = 0;                // summed over the class's ports
 };
 

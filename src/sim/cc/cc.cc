@@ -112,6 +112,7 @@ Result<std::unique_ptr<CongestionControl>> make_cc(std::string_view spec, Rate l
     ov.take("switch", p.switch_util);
     ov.take("fanin", p.fan_in);
     ov.take("start", p.fair_start);
+    ov.take("cut_new", p.cut_newcomer);
     ov.take_us("share_ttl_us", p.share_ttl);
     ov.take_mbps("w_ai_mbps", p.w_ai);
     ov.take_mbps("min_rate_mbps", p.min_rate);

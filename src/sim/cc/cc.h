@@ -42,7 +42,10 @@ class CcHost {
   // of the fabric (HPCC's global T), and the window that fills it at a host's line rate.
   virtual Time base_rtt() const = 0;
   virtual uint64_t base_bdp(uint32_t id) const = 0;
-  // Receiver side: flows that are sending to host `h` now (first packet seen, not done).
+  // Receiver side: flows sending to host `h` now (first packet seen) with more than a
+  // base BDP of the receiver's link still to come. Short messages are left out: they are
+  // over within their first window and need no share. (A RoCE receiver knows a message's
+  // length from its first packet's RDMA header.)
   virtual uint32_t fan_in(uint32_t host) const = 0;
   virtual Rate host_rate(uint32_t host) const = 0;
 };

@@ -28,9 +28,9 @@ void Tita::on_start(CcHost& host, uint32_t flow) {
 void Tita::on_receive(CcHost& host, uint32_t flow, const Packet& /*data*/, Packet& ack) {
   if (!p_.fan_in && !p_.fair_start) return;
   const Flow& f = host.flow(flow);
-  const uint32_t n = std::max<uint32_t>(1, host.fan_in(f.dst));
+  const uint32_t n = host.fan_in(f.dst);
   ack.fan_in = uint16_t(std::min<uint32_t>(n, UINT16_MAX));
-  ack.share_mbps = uint32_t(p_.eta * host.host_rate(f.dst).bps() / 1e6 / n);
+  ack.share_mbps = uint32_t(p_.eta * host.host_rate(f.dst).bps() / 1e6 / std::max<uint32_t>(1, n));
 }
 
 // The largest normalised load on the path and the time it covers.
@@ -73,8 +73,9 @@ void Tita::on_ack(CcHost& host, uint32_t flow, const Packet& ack, const IntHop* 
   const bool full = ack.seq > s.last_update_seq;
   if (ack.share_mbps > 0 && p_.fair_start)
     shares_[uint64_t(f.src) << 32 | f.dst] = Share{Rate::mbps(ack.share_mbps), host.now()};
-  if (p_.fan_in && ack.fan_in > s.fan_in && s.fan_in > 0) {
-    // A new sender reached our receiver: make room for it now.
+  if (p_.fan_in && ack.fan_in > s.fan_in && (s.fan_in > 0 || p_.cut_newcomer)) {
+    // A new long sender reached our receiver (or we are it): go to the fair share now,
+    // before the newcomer's window has built a queue.
     const Rate share = Rate::mbps(ack.share_mbps);
     if (share < f.rate) apply(host, flow, share, true);
     s.reference = min(s.reference, share);

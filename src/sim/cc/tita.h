@@ -31,6 +31,7 @@ struct TitaParams {
   bool switch_util = true;
   bool fan_in = true;
   bool fair_start = true;
+  bool cut_newcomer = false;  // a new long flow also goes to the share at its first ACK
   static TitaParams for_line(Rate line);
 };
 
