@@ -25,6 +25,12 @@ void Tita::on_start(CcHost& host, uint32_t flow) {
   host.set_window(flow, std::max<uint64_t>(1, uint64_t(double(host.base_bdp(flow)) * (start / f.max_rate))));
 }
 
+void Tita::on_finish(CcHost& host, uint32_t flow) {
+  const State& s = state_[flow];
+  const Flow& f = host.flow(flow);
+  if (p_.fair_start && s.least_share > Rate()) shares_[uint64_t(f.src) << 32 | f.dst] = Share{s.least_share, host.now()};
+}
+
 void Tita::on_receive(CcHost& host, uint32_t flow, const Packet& /*data*/, Packet& ack) {
   if (!p_.fan_in && !p_.fair_start) return;
   const Flow& f = host.flow(flow);
@@ -71,8 +77,6 @@ void Tita::on_ack(CcHost& host, uint32_t flow, const Packet& ack, const IntHop* 
   State& s = state_[flow];
   Flow& f = host.flow(flow);
   const bool full = ack.seq > s.last_update_seq;
-  if (ack.share_mbps > 0 && p_.fair_start)
-    shares_[uint64_t(f.src) << 32 | f.dst] = Share{Rate::mbps(ack.share_mbps), host.now()};
   if (p_.fan_in && ack.fan_in > s.fan_in && (s.fan_in > 0 || p_.cut_newcomer)) {
     // A new long sender reached our receiver (or we are it): go to the fair share now,
     // before the newcomer's window has built a queue.
@@ -81,7 +85,10 @@ void Tita::on_ack(CcHost& host, uint32_t flow, const Packet& ack, const IntHop* 
     s.reference = min(s.reference, share);
   }
   s.fan_in = ack.fan_in;
-  if (ack.share_mbps > 0) s.share = Rate::mbps(ack.share_mbps);
+  if (ack.share_mbps > 0) {
+    s.share = Rate::mbps(ack.share_mbps);
+    if (s.least_share == Rate() || s.share < s.least_share) s.least_share = s.share;
+  }
   if (!s.have_feedback) {
     s.have_feedback = true;
     s.last_update_seq = f.snd_nxt;

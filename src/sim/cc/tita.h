@@ -10,9 +10,10 @@
 //    before the newcomer's burst has built a queue (off: wait for the queue to show); and
 //    a flow below the share adds a fraction γ of the gap to its additive increase, so
 //    flows meet at the fair share in a few RTTs, not the thousands W_AI alone needs.
-//  - start: a new flow starts at the fair share it can predict (the share the same
-//    receiver advertised recently, else its own NIC's share) with a window to match
-//    (off: line rate and a full BDP window, as HPCC).
+//  - start: a new flow to a receiver this sender's last flow to it ended less than
+//    share_ttl ago starts at the smallest share that receiver advertised then, with a
+//    window to match — repeated patterns (an incast every training step) start at their
+//    fair share instead of bursting (off: line rate and a full BDP window, as HPCC).
 #pragma once
 
 #include <unordered_map>
@@ -27,7 +28,7 @@ struct TitaParams {
   double gamma = 0.25;  // share of the gap to the receiver's fair share closed per RTT
   Rate w_ai = Rate::mbps(40);
   Rate min_rate = Rate::gbps(1);
-  Time share_ttl = Time::us(100);  // how long an advertised share predicts a new flow's
+  Time share_ttl = Time::ms(1);  // how long a finished flow's share predicts the next one's
   bool switch_util = true;
   bool fan_in = true;
   bool fair_start = true;
@@ -45,6 +46,7 @@ class Tita final : public CongestionControl {
   void on_start(CcHost& host, uint32_t flow) override;
   void on_ack(CcHost& host, uint32_t flow, const Packet& ack, const IntHop* hops) override;
   void on_receive(CcHost& host, uint32_t flow, const Packet& data, Packet& ack) override;
+  void on_finish(CcHost& host, uint32_t flow) override;
 
   const TitaParams& params() const { return p_; }
 
@@ -56,6 +58,7 @@ class Tita final : public CongestionControl {
     double u = 0;          // EWMA of per-hop INT (only without the switch part)
     uint16_t fan_in = 0;   // the receiver's count at the last ACK
     Rate share;            // the receiver's fair share at the last ACK (0: none yet)
+    Rate least_share;      // the smallest share seen (0: none yet)
     uint8_t hops = 0;
     IntHop hop[kMaxIntHops];
   };
