@@ -4,7 +4,7 @@
 // Packet-level simulation schedules almost every event a few nanoseconds to a few
 // microseconds ahead (a packet's serialisation, a link's delay). The wheel has 2^12
 // buckets of 512 ps, a 2.1 us horizon: such events go into their bucket in O(1). Buckets
-// are one flat array of 8 events each (spilling into a side list when fuller), 512 KiB
+// are one flat array of 7 events and a count each (spilling into a side list when fuller), 512 KiB
 // that the clock sweeps in order (a larger wheel loses more to cache misses than it
 // saves in heap operations); a bucket is sorted by (time, insertion order) only when
 // the clock reaches it — a handful of events. A bitmap of non-empty buckets skips idle
@@ -27,7 +27,7 @@ namespace xm::sim {
 
 class CalendarQueue {
  public:
-  CalendarQueue() : inline_(kBuckets * kCap), count_(kBuckets, 0), spill_(kBuckets), nonempty_(kBuckets / 64, 0) {}
+  CalendarQueue() : bucket_(kBuckets), spill_(kBuckets), nonempty_(kBuckets / 64, 0) {}
 
   bool empty() const { return size_ == 0; }
   size_t size() const { return size_; }
@@ -57,7 +57,7 @@ class CalendarQueue {
  private:
   static constexpr int kShift = 9;  // 512 ps per bucket
   static constexpr uint64_t kBuckets = 1 << 12;
-  static constexpr uint32_t kCap = 8;
+  static constexpr uint32_t kCap = 7;  // with the count: 128 bytes, two cache lines
   static uint64_t slot_of(Time t) { return uint64_t(t.ps()) >> kShift; }
   static size_t index(uint64_t slot) { return size_t(slot & (kBuckets - 1)); }
   static bool before(const Event& a, const Event& b) {
@@ -74,7 +74,8 @@ class CalendarQueue {
       return;
     }
     const size_t b = index(slot);
-    if (count_[b] < kCap) inline_[b * kCap + count_[b]++] = e;
+    Bucket& bucket = bucket_[b];
+    if (bucket.count < kCap) bucket.event[bucket.count++] = e;
     else spill_[b].push_back(e);
     nonempty_[b / 64] |= uint64_t(1) << (b % 64);
   }
@@ -94,10 +95,11 @@ class CalendarQueue {
     cursor_ = next;
     move_in();
     const size_t b = index(cursor_);
-    assert(count_[b] > 0);
-    for (uint32_t i = 0; i < count_[b]; ++i) current_.push_back(inline_[b * kCap + i]);
+    Bucket& bucket = bucket_[b];
+    assert(bucket.count > 0);
+    for (uint32_t i = 0; i < bucket.count; ++i) current_.push_back(bucket.event[i]);
     for (const Event& e : spill_[b]) current_.push_back(e);
-    count_[b] = 0;
+    bucket.count = 0;
     spill_[b].clear();
     nonempty_[b / 64] &= ~(uint64_t(1) << (b % 64));
     for (size_t i = 1; i < current_.size(); ++i) {  // insertion sort: a handful of events
@@ -135,8 +137,11 @@ class CalendarQueue {
     }
   }
 
-  std::vector<Event> inline_;             // kCap events per bucket
-  std::vector<uint32_t> count_;           // events in each bucket's inline part
+  struct alignas(64) Bucket {
+    uint32_t count = 0;
+    Event event[kCap];
+  };
+  std::vector<Bucket> bucket_;
   std::vector<std::vector<Event>> spill_; // the rest, rarely used
   std::vector<uint64_t> nonempty_;
   std::vector<Event> current_;            // the open bucket, sorted
