@@ -26,19 +26,17 @@ void Network::kick_later(PortId p) {
 }
 
 bool Network::has_more(const Port& port) const {
-  if (!port.mac.empty() || !port.queue[0].empty()) return true;
-  if (topology_.is_host(port.owner)) return !port.active.empty();
-  for (int c = 1; c < kClasses; ++c)
-    if (!port.queue[c].empty() && !(port.paused & (1u << c))) return true;
-  return false;
+  if (port.backlog & ~(port.paused & ~1u)) return true;  // PFC frames, control, unpaused data
+  return topology_.is_host(port.owner) && !port.active.empty();
 }
 
 // Precondition: the wire is free (busy_until <= now) and no transmit-done is pending.
 void Network::transmit(PortId p) {
   Port& port = ports_[p];
   PacketId id = kNoPacket;
-  if (!port.mac.empty()) {
+  if (port.backlog & kMacBit) {
     id = port.mac.pop_front();
+    if (port.mac.empty()) port.backlog &= uint8_t(~kMacBit);
   } else {
     id = topology_.is_host(port.owner) ? host_dequeue(p) : switch_dequeue(p);
     if (id == kNoPacket) return;
@@ -95,6 +93,7 @@ void Network::send_pfc(PortId p, PacketKind kind, int cls) {
   frame.prio = uint8_t(cls);
   frame.wire_bytes = config_.pfc_frame_bytes + config_.wire_gap_bytes;
   ports_[p].mac.push_back(id);
+  ports_[p].backlog |= kMacBit;
   if (kind == PacketKind::kPause) ++counters_.pause_frames;
   else ++counters_.resume_frames;
   kick_later(p);

@@ -29,7 +29,11 @@ void Network::host_receive(PortId in, PacketId id) {
 // only for pacing, a wake-up is set for the earliest.
 PacketId Network::host_dequeue(PortId p) {
   Port& port = ports_[p];
-  if (!port.queue[0].empty()) return port.queue[0].pop_front();
+  if (port.backlog & 1u) {
+    const PacketId id = port.queue[0].pop_front();
+    if (port.queue[0].empty()) port.backlog &= uint8_t(~1u);
+    return id;
+  }
   const uint32_t n = uint32_t(port.active.size());
   Time earliest = Time::infinite();
   uint32_t i = port.rr;
@@ -150,6 +154,7 @@ void Network::receive_data(PortId in, PacketId id) {
     else ++counters_.nacks;
     // The ACK leaves on the port the data came in on (a host's ports are equivalent).
     ports_[in].queue[0].push_back(aid);
+    ports_[in].backlog |= 1u;
     kick(in);
   }
   pool_.free(id);

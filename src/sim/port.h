@@ -18,6 +18,8 @@
 
 namespace xm::sim {
 
+inline constexpr uint8_t kMacBit = 0x80;  // Port::backlog: PFC frames wait
+
 struct InFlight {
   Time at;          // when the last bit reaches the peer
   PacketId packet;
@@ -33,6 +35,7 @@ struct Port {
   uint8_t link_class = 0;  // index into Network::link_classes() (owner tier -> peer tier)
   bool tx_pending = false; // a transmit-done event is scheduled
   uint8_t paused = 0;      // bit c: the peer paused class c
+  uint8_t backlog = 0;     // bit c: queue[c] holds packets; bit 7: mac does
   Rate rate;
   Time delay;
   Time busy_until;         // end of the packet on the wire now

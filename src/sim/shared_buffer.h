@@ -38,34 +38,32 @@ class SharedBuffer {
   void configure(const BufferConfig& config, const std::vector<uint32_t>& headroom,
                  const std::vector<uint32_t>& shift);
 
-  // Whether a packet of `bytes` arriving on `in` for egress `out`, class `cls`, fits.
-  bool admit(uint32_t in, uint32_t out, int cls, uint32_t bytes) const;
-  void enqueue(uint32_t in, uint32_t out, int cls, uint32_t bytes);
-  void dequeue(uint32_t in, uint32_t out, int cls, uint32_t bytes);
-
-  // PFC: whether ingress queue (in, cls) should now send PAUSE / RESUME upstream.
-  // The caller sends the frame and then calls set_paused.
-  bool should_pause(uint32_t in, int cls) const;
-  bool should_resume(uint32_t in, int cls) const;
-  void set_paused(uint32_t in, int cls, bool paused) { cell_[at(in, cls)].paused = paused; }
+  enum class Admit : uint8_t { kDrop, kAdmit, kAdmitAndPause };
+  // A packet of `bytes` arrives on `in` for egress `out`, class `cls`: dropped, or queued
+  // (and then, whether ingress queue (in, cls) must now PAUSE its upstream; if so it is
+  // marked paused and the caller sends the frame).
+  Admit arrive(uint32_t in, uint32_t out, int cls, uint32_t bytes);
+  // A queued packet leaves. True if ingress queue (in, cls) may now RESUME its upstream
+  // (it is marked resumed; the caller sends the frame).
+  bool depart(uint32_t in, uint32_t out, int cls, uint32_t bytes);
 
   uint64_t used() const { return used_; }
   uint64_t egress_bytes(uint32_t out, int cls) const { return cell_[at(out, cls)].egress; }
   uint64_t headroom_used(uint32_t in, int cls) const { return cell_[at(in, cls)].headroom; }
 
  private:
-  uint64_t shared_of(uint32_t in, int cls) const;
-  uint64_t pfc_threshold(uint32_t in) const;
+  uint64_t pfc_threshold(uint32_t shift) const;
 
   BufferConfig config_;
-  std::vector<uint32_t> headroom_, shift_;
   uint64_t total_headroom_ = 0, total_reserve_ = 0;
   uint64_t used_ = 0, shared_used_ = 0;
   // Per (port, class): what arrived on it (ingress), what of that sits in headroom, what
-  // waits to leave through it (egress), and whether its upstream is paused. Together, so
-  // one packet's bookkeeping touches few cache lines.
+  // waits to leave through it (egress), whether its upstream is paused, and the port's
+  // limits. Together, so one packet's bookkeeping touches few cache lines.
   struct Cell {
     uint64_t ingress = 0, headroom = 0, egress = 0;
+    uint32_t headroom_limit = 0;
+    uint8_t shift = 0;
     bool paused = false;
   };
   std::vector<Cell> cell_;

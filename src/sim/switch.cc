@@ -2,6 +2,8 @@
 // departing packet (ECN marking, INT, TiTa's utilisation field).
 #include "sim/network.h"
 
+#include <bit>
+
 namespace xm::sim {
 
 void Network::switch_receive(PortId in, PacketId id) {
@@ -27,21 +29,19 @@ void Network::switch_receive(PortId in, PacketId id) {
   const uint32_t in_local = in - wiring_.first_port[sw];
   const int cls = pkt.prio;
   SharedBuffer& buffer = buffers_[s];
-  if (!buffer.admit(in_local, out_local, cls, pkt.wire_bytes)) {
+  Port& egress = ports_[out];
+  const uint64_t queued = buffer.egress_bytes(out_local, cls);  // what the packet finds
+  const SharedBuffer::Admit admit = buffer.arrive(in_local, out_local, cls, pkt.wire_bytes);
+  if (admit == SharedBuffer::Admit::kDrop) {
     drop(id);
     return;
   }
-  Port& egress = ports_[out];
-  if (pkt.kind == PacketKind::kData)
-    queue_hist_[egress.link_class].add(buffer.egress_bytes(out_local, cls));
-  buffer.enqueue(in_local, out_local, cls, pkt.wire_bytes);
+  if (pkt.kind == PacketKind::kData) queue_hist_[egress.link_class].add(queued);
   pkt.in_port = uint16_t(in_local);
   egress.queue[cls].push_back(id);
+  egress.backlog |= uint8_t(1u << cls);
   egress.queued_bytes += pkt.wire_bytes;
-  if (buffer.should_pause(in_local, cls)) {
-    buffer.set_paused(in_local, cls, true);
-    send_pfc(in, PacketKind::kPause, cls);
-  }
+  if (admit == SharedBuffer::Admit::kAdmitAndPause) send_pfc(in, PacketKind::kPause, cls);
   kick(out);
 }
 
@@ -58,21 +58,19 @@ void Network::drop(PacketId id) {
 
 PacketId Network::switch_dequeue(PortId p) {
   Port& port = ports_[p];
-  int cls = 0;
-  for (; cls < kClasses; ++cls)
-    if (!port.queue[cls].empty() && !(cls > 0 && (port.paused & (1u << cls)))) break;
-  if (cls == kClasses) return kNoPacket;
+  // Strict priority over the classes with packets that are not paused (class 0 never is).
+  const uint32_t ready = port.backlog & ~(port.paused & ~1u) & ((1u << kClasses) - 1);
+  if (ready == 0) return kNoPacket;
+  const int cls = std::countr_zero(ready);
   const PacketId id = port.queue[cls].pop_front();
+  if (port.queue[cls].empty()) port.backlog &= uint8_t(~(1u << cls));
   const Packet& head = pool_[id];
   const uint32_t in_port = head.in_port;
   port.queued_bytes -= head.wire_bytes;
   const NodeIndex sw = port.owner;
   SharedBuffer& buffer = buffers_[sw - topology_.hosts];
-  buffer.dequeue(in_port, port.local, cls, head.wire_bytes);
-  if (buffer.should_resume(in_port, cls)) {
-    buffer.set_paused(in_port, cls, false);
+  if (buffer.depart(in_port, port.local, cls, head.wire_bytes))
     send_pfc(wiring_.first_port[sw] + in_port, PacketKind::kResume, cls);  // allocates: `head` is stale
-  }
   Packet& pkt = pool_[id];
   if (pkt.kind != PacketKind::kData) return id;
 
