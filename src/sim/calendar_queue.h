@@ -36,11 +36,16 @@ class CalendarQueue {
     const Event e{at, seq_++, target};
     ++size_;
     const uint64_t slot = slot_of(at);
-    if (slot >= cursor_ + kBuckets) {
-      overflow_.push(e);
-      return;
+    // Fast path, kept small so it inlines: a later bucket with room.
+    if (slot != cursor_ && slot < cursor_ + kBuckets) {
+      Bucket& bucket = bucket_[index(slot)];
+      if (bucket.count < kCap) {
+        bucket.event[bucket.count++] = e;
+        nonempty_[index(slot) / 64] |= uint64_t(1) << (index(slot) % 64);
+        return;
+      }
     }
-    place(e, slot);
+    push_slow(e, slot);
   }
 
   // The earliest event. Precondition: !empty().
@@ -64,6 +69,11 @@ class CalendarQueue {
     return a.at < b.at || (a.at == b.at && int32_t(a.seq - b.seq) < 0);
   }
 
+  [[gnu::noinline]] void push_slow(const Event& e, uint64_t slot) {
+    if (slot >= cursor_ + kBuckets) overflow_.push(e);
+    else place(e, slot);
+  }
+
   void place(const Event& e, uint64_t slot) {
     if (slot == cursor_ && open_) {
       // The bucket being consumed: keep its unconsumed part sorted (usually appends).
@@ -82,7 +92,7 @@ class CalendarQueue {
 
   // Opens the next non-empty bucket (precondition: events remain): the one after the
   // bucket just consumed, or the current one if none was opened yet.
-  void settle() {
+  [[gnu::noinline]] void settle() {
     assert(size_ > 0);
     current_.clear();
     head_ = 0;
