@@ -63,6 +63,7 @@ Network::Network(const SimTopology& topology, const NetConfig& config, Congestio
   }
 
   fan_in_.assign(hosts, 0);
+  ooo_receiver_ = config_.ooo_receiver || config_.load_balancing == LoadBalancing::kSpray;
   next_sport_.assign(hosts, 10000);
   const uint32_t int_bytes = needs_.int_hops ? 4 + 8 * kMaxIntHops : needs_.path_util ? 8 : 0;
   data_overhead_ = config_.header_bytes + config_.wire_gap_bytes + int_bytes;
@@ -268,6 +269,7 @@ void Network::flow_received(uint32_t id) {
   Flow& f = flows_[id];
   f.received = true;
   f.received_at = now();
+  if (ooo_receiver_) ooo_.erase(id);
   if (f.in_fan_in) --fan_in_[f.dst], f.in_fan_in = false;
   for (uint32_t d : dependents_[id]) {
     if (--flows_[d].pending_deps == 0) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/cc/cc.h"
@@ -119,6 +120,9 @@ class Network final : private CcHost {
   void receive_data(PortId in, PacketId id);
   void receive_ack(PacketId id);
   void schedule_wake(PortId p, Time at);
+  bool accept_out_of_order(Flow& f, const Packet& pkt);
+  void absorb_out_of_order(Flow& f);
+  static constexpr uint64_t kOooWindow = 256;  // packets a spraying receiver tracks ahead
 
   // CcHost.
   Flow& flow(uint32_t id) override { return flows_[id]; }
@@ -149,6 +153,8 @@ class Network final : private CcHost {
   std::vector<Time> cc_due_;                // per flow × kCcTimers
   std::vector<uint32_t> fan_in_;            // per host
   std::vector<uint16_t> next_sport_;        // per host
+  bool ooo_receiver_ = false;               // spraying: accept out-of-order packets
+  std::unordered_map<uint32_t, std::vector<uint8_t>> ooo_;  // per flow, once reordered
   std::vector<std::string> link_classes_;
   std::vector<Histogram> queue_hist_;
   Counters counters_;

@@ -106,6 +106,7 @@ void Network::receive_data(PortId in, PacketId id) {
   if (pkt.seq == f.rcv_nxt && !f.received) {
     f.rcv_nxt += pkt.payload;
     ++f.unacked_packets;
+    if (ooo_receiver_) absorb_out_of_order(f);
     if (f.in_fan_in && f.size - f.rcv_nxt <= long_flow) --fan_in_[f.dst], f.in_fan_in = false;
     if (f.rcv_nxt >= f.size) {
       flow_received(pkt.flow);
@@ -114,8 +115,10 @@ void Network::receive_data(PortId in, PacketId id) {
       reply = PacketKind::kAck;
     }
   } else if (pkt.seq > f.rcv_nxt) {
-    // A gap: something was lost. Ask to go back, once per expected sequence and interval.
-    if (now() >= f.nack_until || f.last_nack != f.rcv_nxt) {
+    if (ooo_receiver_ && accept_out_of_order(f, pkt)) {
+      reply = PacketKind::kAck;  // keep the sender's clock running; the ACK is cumulative
+    } else if (now() >= f.nack_until || f.last_nack != f.rcv_nxt) {
+      // A gap: something was lost. Ask to go back, once per expected sequence and interval.
       f.nack_until = now() + config_.nack_interval;
       f.last_nack = f.rcv_nxt;
       reply = PacketKind::kNack;
@@ -158,6 +161,32 @@ void Network::receive_data(PortId in, PacketId id) {
     kick(in);
   }
   pool_.free(id);
+}
+
+// Spraying reorders packets. Such a receiver remembers packets that arrive ahead of the
+// next expected one (within a window of kOooWindow packets; further ahead is a loss, and
+// gets a NACK) and moves past them once the gap fills. Packets are MTU-sized except a
+// message's last, so a packet's index is seq / mtu.
+bool Network::accept_out_of_order(Flow& f, const Packet& pkt) {
+  const uint64_t mtu = config_.mtu_payload;
+  const uint64_t next = f.rcv_nxt / mtu, index = pkt.seq / mtu;
+  if (index - next >= kOooWindow) return false;
+  std::vector<uint8_t>& seen = ooo_[pkt.flow];
+  if (seen.size() < kOooWindow) seen.assign(kOooWindow, 0);
+  seen[index % kOooWindow] = 1;
+  return true;
+}
+
+void Network::absorb_out_of_order(Flow& f) {
+  auto it = ooo_.find(uint32_t(&f - flows_.data()));
+  if (it == ooo_.end()) return;
+  const uint64_t mtu = config_.mtu_payload;
+  std::vector<uint8_t>& seen = it->second;
+  seen[(f.rcv_nxt / mtu + kOooWindow - 1) % kOooWindow] = 0;  // the slot just consumed in order
+  while (f.rcv_nxt < f.size && seen[(f.rcv_nxt / mtu) % kOooWindow]) {
+    seen[(f.rcv_nxt / mtu) % kOooWindow] = 0;
+    f.rcv_nxt = std::min(f.size, f.rcv_nxt + mtu);
+  }
 }
 
 void Network::receive_ack(PacketId id) {

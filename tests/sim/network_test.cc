@@ -121,3 +121,33 @@ TEST(Network, SameSeedSameRunDifferentSeedDifferentMarks) {
 
 }  // namespace
 }  // namespace xm::sim
+
+namespace xm::sim {
+namespace {
+
+// Spraying: one flow's packets spread evenly over parallel trunks, arrive out of order,
+// and the receiver takes them without NACKs or retransmissions.
+TEST(Network, SprayingSpreadsOneFlowOverEveryTrunk) {
+  auto control = test::cc("none");
+  NetConfig config;
+  config.load_balancing = LoadBalancing::kSpray;
+  // 100 G hosts, four 25 G trunks: the flow needs all four, and they reorder it.
+  Network net(test::dumbbell(2, 100, 25, 4), config, *control, 1);
+  ASSERT_TRUE(net.add_flow(test::flow(0, 1, 5'000'000)).ok());
+  ASSERT_TRUE(net.run(Time::ms(20)));
+  EXPECT_EQ(net.counters().nacks, 0u);
+  EXPECT_EQ(net.counters().retransmitted_bytes, 0u);
+  uint64_t least = UINT64_MAX, most = 0;
+  for (size_t p = 0; p < net.port_count(); ++p) {
+    const Port& port = net.port(p);
+    if (net.topology().is_host(port.owner) || net.topology().is_host(port.peer_node) || port.tx_data_bytes == 0) continue;
+    least = std::min(least, port.tx_data_bytes), most = std::max(most, port.tx_data_bytes);
+  }
+  EXPECT_LT(double(most - least) / double(most), 0.1) << "every trunk carries about a quarter (random per packet)";
+  const Flow& f = net.flows()[0];
+  const double gbps = 5e6 * 8 / (f.received_at - f.start).seconds_f() / 1e9;
+  EXPECT_GT(gbps, 0.95 * 100 * test::payload_fraction(config)) << "all four trunks at once";
+}
+
+}  // namespace
+}  // namespace xm::sim
