@@ -50,11 +50,11 @@ class CalendarQueue {
 
   // The earliest event. Precondition: !empty().
   const Event& top() {
-    if (head_ == current_.size()) settle();
-    return current_[head_];
+    if (head_ == end_) settle();
+    return open_events_[head_];
   }
   void pop() {
-    if (head_ == current_.size()) settle();
+    if (head_ == end_) settle();
     ++head_;
     --size_;
   }
@@ -77,10 +77,19 @@ class CalendarQueue {
   void place(const Event& e, uint64_t slot) {
     if (slot == cursor_ && open_) {
       // The bucket being consumed: keep its unconsumed part sorted (usually appends).
+      if (open_events_ != current_.data()) {  // still in the bucket itself: move it out
+        current_.assign(open_events_ + head_, open_events_ + end_);
+        bucket_[index(cursor_)].count = 0;
+        open_events_ = current_.data();
+        end_ -= head_;
+        head_ = 0;
+      }
       size_t i = current_.size();
       current_.push_back(e);
       while (i > head_ && before(e, current_[i - 1])) current_[i] = current_[i - 1], --i;
       current_[i] = e;
+      open_events_ = current_.data();
+      ++end_;
       return;
     }
     const size_t b = index(slot);
@@ -91,11 +100,12 @@ class CalendarQueue {
   }
 
   // Opens the next non-empty bucket (precondition: events remain): the one after the
-  // bucket just consumed, or the current one if none was opened yet.
+  // bucket just consumed, or the current one if none was opened yet. A bucket without
+  // spill is sorted where it lies and consumed in place.
   [[gnu::noinline]] void settle() {
     assert(size_ > 0);
+    if (open_ && open_events_ != current_.data()) bucket_[index(cursor_)].count = 0;
     current_.clear();
-    head_ = 0;
     uint64_t next = next_nonempty(open_ ? cursor_ + 1 : cursor_);
     open_ = false;
     if (next == UINT64_MAX) {
@@ -107,17 +117,26 @@ class CalendarQueue {
     const size_t b = index(cursor_);
     Bucket& bucket = bucket_[b];
     assert(bucket.count > 0);
-    for (uint32_t i = 0; i < bucket.count; ++i) current_.push_back(bucket.event[i]);
-    for (const Event& e : spill_[b]) current_.push_back(e);
-    bucket.count = 0;
-    spill_[b].clear();
     nonempty_[b / 64] &= ~(uint64_t(1) << (b % 64));
-    for (size_t i = 1; i < current_.size(); ++i) {  // insertion sort: a handful of events
-      const Event e = current_[i];
-      size_t j = i;
-      while (j > 0 && before(e, current_[j - 1])) current_[j] = current_[j - 1], --j;
-      current_[j] = e;
+    Event* events = bucket.event;
+    size_t n = bucket.count;
+    if (!spill_[b].empty()) {
+      current_.assign(bucket.event, bucket.event + bucket.count);
+      current_.insert(current_.end(), spill_[b].begin(), spill_[b].end());
+      spill_[b].clear();
+      bucket.count = 0;
+      events = current_.data();
+      n = current_.size();
     }
+    for (size_t i = 1; i < n; ++i) {  // insertion sort: a handful of events
+      const Event e = events[i];
+      size_t j = i;
+      while (j > 0 && before(e, events[j - 1])) events[j] = events[j - 1], --j;
+      events[j] = e;
+    }
+    open_events_ = events;
+    head_ = 0;
+    end_ = n;
     open_ = true;
   }
 
@@ -154,8 +173,9 @@ class CalendarQueue {
   std::vector<Bucket> bucket_;
   std::vector<std::vector<Event>> spill_; // the rest, rarely used
   std::vector<uint64_t> nonempty_;
-  std::vector<Event> current_;            // the open bucket, sorted
-  size_t head_ = 0;                       // next event of current_
+  std::vector<Event> current_;            // the open bucket when it spilled or grew while open
+  Event* open_events_ = nullptr;          // the open bucket's sorted events: in place or current_
+  size_t head_ = 0, end_ = 0;             // next and end of open_events_
   uint64_t cursor_ = 0;                   // slot of the open bucket
   bool open_ = false;
   EventQueue overflow_;

@@ -45,9 +45,10 @@ struct Packet {
   bool cnp = false;        // ACK: carries a congestion notification (the CNP of DCQCN)
   uint8_t hops = 0;        // INT hops recorded
   // TiTa's fields (docs/tita.md): the largest utilisation a switch on the path measured,
-  // and on ACKs the receiver's fair share for this flow and how many flows it receives.
+  // and on ACKs what the receiver knows of its fan-in.
   float path_util = 0;
-  uint32_t share_mbps = 0;
+  uint32_t share_mbps = 0;  // the receiver's capacity share η·C/n
+  uint32_t mean_mbps = 0;   // the mean rate its long senders arrive at now
   uint16_t fan_in = 0;
 };
 static_assert(sizeof(Packet) <= 64, "one cache line: every hop touches it");

@@ -31,10 +31,21 @@ void Tita::on_finish(CcHost& host, uint32_t flow) {
   if (p_.fair_start && s.least_share > Rate()) shares_[uint64_t(f.src) << 32 | f.dst] = Share{s.least_share, host.now()};
 }
 
-void Tita::on_receive(CcHost& host, uint32_t flow, const Packet& /*data*/, Packet& ack) {
+void Tita::on_receive(CcHost& host, uint32_t flow, const Packet& data, Packet& ack) {
   if (!p_.fan_in && !p_.fair_start) return;
   const Flow& f = host.flow(flow);
   const uint32_t n = host.fan_in(f.dst);
+  if (arrivals_.size() <= f.dst) arrivals_.resize(f.dst + 1);
+  Arrivals& a = arrivals_[f.dst];
+  if (f.in_fan_in) {
+    // Long flows' arrival rate: an EWMA over T of their wire bits, which a steady
+    // arrival at rate R holds at R.
+    const double T = host.base_rtt().seconds_f();
+    const double dt = std::min((host.now() - a.at).seconds_f(), T);
+    a.bps = a.bps * (1 - dt / T) + double(data.wire_bytes) * 8 / T;
+    a.at = host.now();
+    ack.mean_mbps = uint32_t(a.bps / 1e6 / std::max<uint32_t>(1, n));
+  }
   ack.fan_in = uint16_t(std::min<uint32_t>(n, UINT16_MAX));
   ack.share_mbps = uint32_t(p_.eta * host.host_rate(f.dst).bps() / 1e6 / std::max<uint32_t>(1, n));
 }
@@ -85,6 +96,7 @@ void Tita::on_ack(CcHost& host, uint32_t flow, const Packet& ack, const IntHop* 
     s.reference = min(s.reference, share);
   }
   s.fan_in = ack.fan_in;
+  if (ack.mean_mbps > 0) s.mean = Rate::mbps(ack.mean_mbps);
   if (ack.share_mbps > 0) {
     s.share = Rate::mbps(ack.share_mbps);
     if (s.least_share == Rate() || s.share < s.least_share) s.least_share = s.share;
@@ -102,9 +114,10 @@ void Tita::on_ack(CcHost& host, uint32_t flow, const Packet& ack, const IntHop* 
   const double U = utilisation(host, s, ack, hops, dt);
   if (U >= 0) {
     const double k = U / p_.eta;
-    Rate ai = p_.w_ai;
-    if (p_.fan_in && s.share > s.reference) ai = ai + (s.share - s.reference) * p_.gamma;
-    apply(host, flow, k > 1e-6 ? s.reference / k + ai : f.max_rate, full);
+    Rate rate = k > 1e-6 ? s.reference / k + p_.w_ai : f.max_rate;
+    // Towards the mean of the receiver's long senders (zero-sum across them).
+    if (p_.fan_in && s.mean > Rate()) rate = rate + (s.mean - s.reference) * p_.gamma;
+    apply(host, flow, rate, full);
   }
   if (full && f.snd_nxt > s.last_update_seq) s.last_update_seq = f.snd_nxt;
 }

@@ -7,9 +7,11 @@
 //    HPCC's multiplicative law on that one number (off: per-hop INT, as HPCC).
 //  - fan-in: the receiver counts the flows sending to it and puts its fair share
 //    η·C/n and n in every ACK; when n grows, every sender to it cuts to the share at once,
-//    before the newcomer's burst has built a queue (off: wait for the queue to show); and
-//    a flow below the share adds a fraction γ of the gap to its additive increase, so
-//    flows meet at the fair share in a few RTTs, not the thousands W_AI alone needs.
+//    before the newcomer's burst has built a queue (off: wait for the queue to show). The
+//    receiver also measures the mean rate its long senders arrive at, and each moves a
+//    fraction γ of its gap to that mean per RTT: zero-sum, so it changes no total (the
+//    utilisation loop owns that) but makes flows meet in a few RTTs, not the thousands
+//    HPCC's W_AI alone needs.
 //  - start: a new flow to a receiver this sender's last flow to it ended less than
 //    share_ttl ago starts at the smallest share that receiver advertised then, with a
 //    window to match — repeated patterns (an incast every training step) start at their
@@ -58,6 +60,7 @@ class Tita final : public CongestionControl {
     double u = 0;          // EWMA of per-hop INT (only without the switch part)
     uint16_t fan_in = 0;   // the receiver's count at the last ACK
     Rate share;            // the receiver's fair share at the last ACK (0: none yet)
+    Rate mean;             // the mean rate of the receiver's long senders (0: none yet)
     Rate least_share;      // the smallest share seen (0: none yet)
     uint8_t hops = 0;
     IntHop hop[kMaxIntHops];
@@ -73,6 +76,11 @@ class Tita final : public CongestionControl {
   std::string name_;
   std::vector<State> state_;
   std::unordered_map<uint64_t, Share> shares_;  // (sender, receiver) -> last advertised share
+  struct Arrivals {
+    double bps = 0;  // EWMA over the base RTT of the wire bits/s of long flows arriving
+    Time at;
+  };
+  std::vector<Arrivals> arrivals_;  // per receiving host
 };
 
 }  // namespace xm::sim
