@@ -95,6 +95,40 @@ traffic:
   fs::remove_all(dir);
 }
 
+// Golden outputs: the whole FCT file of a small scenario per algorithm, byte for byte.
+// A change that moves any flow's completion by a picosecond shows here. After an
+// intended change, regenerate with XM_UPDATE_GOLDEN=1 and review the diff.
+TEST(Scenario, GoldenFctFilesAreUnchanged) {
+  fs::path dir = temp_dir("golden");
+  write(dir / "tiny.yaml", kSpec);
+  write(dir / "scenario.yaml", R"(name: golden
+seed: 7
+topology: {spec: tiny.yaml}
+traffic:
+  - incast: {receiver: 5, senders: 5, bytes: 300000, rounds: 2, interval_us: 200}
+  - permutation: {bytes: 200000, start_us: 30}
+  - poisson: {cdf: )" XM_CDF_DIR R"(/WebSearch_distribution.txt, load: 0.5, duration_ms: 0.2}
+)");
+  Result<Scenario> s = load_scenario((dir / "scenario.yaml").string());
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  RunSettings settings;
+  settings.out_dir = (dir / "out").string();
+  settings.cc = {"none", "dcqcn", "dcqcn-paper", "hpcc", "tita"};
+  ASSERT_TRUE(run_scenario(*s, settings).ok());
+  const bool update = std::getenv("XM_UPDATE_GOLDEN") != nullptr;
+  for (const std::string& cc : settings.cc) {
+    const fs::path golden = fs::path(XM_GOLDEN_DIR) / (cc + ".fct.txt");
+    const std::string got = read(dir / "out" / cc / "fct.txt");
+    if (update) {
+      write(golden, got);
+      continue;
+    }
+    ASSERT_TRUE(fs::exists(golden)) << golden << " missing: run with XM_UPDATE_GOLDEN=1";
+    EXPECT_EQ(got, read(golden)) << cc << ": output changed; if intended, XM_UPDATE_GOLDEN=1";
+  }
+  fs::remove_all(dir);
+}
+
 TEST(Scenario, HpccTopologyAndFlowFilesImport) {
   fs::path dir = temp_dir("hpcc");
   write(dir / "topology.txt", "5 1 4\n4\n0 4 100Gbps 1000ns 0.000000\n1 4 100Gbps 1000ns 0.000000\n"
