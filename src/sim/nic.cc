@@ -133,34 +133,33 @@ void Network::receive_data(PortId in, PacketId id) {
     ++counters_.cnps;
     if (reply == PacketKind::kData) reply = PacketKind::kAck;
   }
-  if (reply != PacketKind::kData) {
-    const PacketId aid = pool_.alloc();  // may move the pool: look the data packet up again
-    const Packet& pkt = pool_[id];
-    Packet& ack = pool_[aid];
-    ack = Packet{};
-    ack.kind = reply;
-    ack.seq = f.rcv_nxt;
-    ack.flow = pkt.flow;
-    ack.dst = f.src;
-    ack.hash = f.hash_rev;
-    ack.prio = 0;
-    ack.wire_bytes = ack_wire_;
-    ack.cnp = cnp;
-    if (needs_.int_hops) {
-      ack.hops = pkt.hops;
-      pool_.int_stack(aid) = pool_.int_stack(id);
-    }
-    ack.path_util = pkt.path_util;
-    cc_.on_receive(*this, pkt.flow, pkt, ack);
-    f.unacked_packets = 0;
-    if (reply == PacketKind::kAck) ++counters_.acks;
-    else ++counters_.nacks;
-    // The ACK leaves on the port the data came in on (a host's ports are equivalent).
-    ports_[in].queue[0].push_back(aid);
-    ports_[in].backlog |= 1u;
-    kick(in);
+  if (reply == PacketKind::kData) {
+    pool_.free(id);
+    return;
   }
-  pool_.free(id);
+  // The data packet becomes its ACK in place: no allocation, and its INT records (which
+  // the ACK echoes) stay where they are.
+  const Packet data = pool_[id];
+  Packet& ack = pool_[id];
+  ack = Packet{};
+  ack.kind = reply;
+  ack.seq = f.rcv_nxt;
+  ack.flow = data.flow;
+  ack.dst = f.src;
+  ack.hash = f.hash_rev;
+  ack.prio = 0;
+  ack.wire_bytes = ack_wire_;
+  ack.cnp = cnp;
+  ack.hops = needs_.int_hops ? data.hops : 0;
+  ack.path_util = data.path_util;
+  cc_.on_receive(*this, data.flow, data, ack);
+  f.unacked_packets = 0;
+  if (reply == PacketKind::kAck) ++counters_.acks;
+  else ++counters_.nacks;
+  // The ACK leaves on the port the data came in on (a host's ports are equivalent).
+  ports_[in].queue[0].push_back(id);
+  ports_[in].backlog |= 1u;
+  kick(in);
 }
 
 // Spraying reorders packets. Such a receiver remembers packets that arrive ahead of the

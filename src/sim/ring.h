@@ -18,22 +18,28 @@ class Ring {
   static_assert(std::is_trivially_copyable_v<T>);
 
  public:
+  Ring() = default;
+  Ring(const Ring& o) : buf_(o.buf_), data_(buf_.data()), head_(o.head_), size_(o.size_), mask_(o.mask_) {}
+  Ring& operator=(const Ring& o) {
+    buf_ = o.buf_, data_ = buf_.data(), head_ = o.head_, size_ = o.size_, mask_ = o.mask_;
+    return *this;
+  }
+
   bool empty() const { return size_ == 0; }
   uint32_t size() const { return size_; }
-  const T& front() const { assert(size_ > 0); return buf_[head_]; }
-  T& front() { assert(size_ > 0); return buf_[head_]; }
-
+  const T& front() const { assert(size_ > 0); return data_[head_]; }
+  T& front() { assert(size_ > 0); return data_[head_]; }
   // The i-th element from the front. Precondition: i < size().
-  const T& at(uint32_t i) const { return buf_[(head_ + i) & mask_]; }
+  const T& at(uint32_t i) const { return data_[(head_ + i) & mask_]; }
 
   void push_back(const T& v) {
-    if (size_ == buf_.size()) grow();
-    buf_[(head_ + size_) & mask_] = v;
+    if (size_ > mask_ || data_ == nullptr) grow();
+    data_[(head_ + size_) & mask_] = v;
     ++size_;
   }
   T pop_front() {
     assert(size_ > 0);
-    T v = buf_[head_];
+    T v = data_[head_];
     head_ = (head_ + 1) & mask_;
     --size_;
     return v;
@@ -44,10 +50,12 @@ class Ring {
     std::vector<T> bigger(buf_.empty() ? 8 : buf_.size() * 2);
     for (uint32_t i = 0; i < size_; ++i) bigger[i] = buf_[(head_ + i) & mask_];
     buf_.swap(bigger);
+    data_ = buf_.data();
     head_ = 0;
     mask_ = uint32_t(buf_.size() - 1);
   }
-  std::vector<T> buf_;
+  std::vector<T> buf_;  // owns the storage; data_ and mask_ cache its address and size
+  T* data_ = nullptr;
   uint32_t head_ = 0, size_ = 0, mask_ = 0;
 };
 
