@@ -151,3 +151,23 @@ TEST(Network, SprayingSpreadsOneFlowOverEveryTrunk) {
 
 }  // namespace
 }  // namespace xm::sim
+
+namespace xm::sim {
+namespace {
+
+// ACK coalescing: one ACK per four packets, and the flow still runs at line rate.
+TEST(Network, AckCoalescingSendsFewerAcksAtTheSameRate) {
+  auto control = test::cc("none");
+  NetConfig config;
+  config.ack_every = 4;
+  Network net(test::star(2), config, *control, 1);
+  ASSERT_TRUE(net.add_flow(test::flow(0, 1, 4'000'000)).ok());
+  ASSERT_TRUE(net.run(Time::ms(5)));
+  EXPECT_EQ(net.counters().acks, 4000u / 4);
+  const Flow& f = net.flows()[0];
+  const double gbps = 4e6 * 8 / (f.received_at - f.start).seconds_f() / 1e9;
+  EXPECT_NEAR(gbps, 100 * test::payload_fraction(config), 1.0);
+}
+
+}  // namespace
+}  // namespace xm::sim

@@ -1,0 +1,86 @@
+// `xm sim` as a user runs it: a real process, real files, exit codes and messages.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int exit_code;
+  std::string out;  // stdout and stderr together
+};
+
+Outcome xm(const std::string& args, const fs::path& dir) {
+  std::string cmd = "cd '" + dir.string() + "' && '" XM_BINARY "' " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return {-1, "popen failed"};
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
+  int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+class XmSim : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("xm-sim-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "topology.txt") << "5 1 4\n4\n0 4 100Gbps 1000ns 0\n1 4 100Gbps 1000ns 0\n"
+                                            "2 4 100Gbps 1000ns 0\n3 4 100Gbps 1000ns 0\n";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(XmSim, RunPrintsTheTableAndWritesResults) {
+  std::ofstream(dir_ / "s.yaml") << "name: four\ntopology: {hpcc: topology.txt}\ncc: [dcqcn, tita]\n"
+                                    "traffic: [{incast: {receiver: 3, senders: 3, bytes: 100000}}]\n";
+  Outcome r = xm("sim run s.yaml -o res", dir_);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("FCT slowdown | dcqcn"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("tita           flows 3/3  drops 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("took"), std::string::npos) << "the progress line ends with the wall time: " << r.out;
+  for (const char* f : {"summary.csv", "slowdown.csv", "results.json", "slowdown.svg", "dcqcn/fct.txt", "tita/fct.txt"})
+    EXPECT_TRUE(fs::exists(dir_ / "res" / f)) << f;
+}
+
+TEST_F(XmSim, BadScenarioNamesFileLineAndFieldAndExitsTwo) {
+  std::ofstream(dir_ / "bad.yaml") << "topology: {hpcc: topology.txt}\ntraffic:\n  - incast: {senders: many}\n";
+  Outcome r = xm("sim run bad.yaml", dir_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("bad.yaml:3:23: traffic[0].incast.senders: expected a whole number, got \"many\""), std::string::npos) << r.out;
+}
+
+TEST_F(XmSim, BadFlowFileNamesItsLine) {
+  std::ofstream(dir_ / "flow.txt") << "2\n0 3 3 100 1000 0\n0 9 3 100 1000 0\n";
+  std::ofstream(dir_ / "s.yaml") << "topology: {hpcc: topology.txt}\ntraffic: [{hpcc_flows: flow.txt}]\n";
+  Outcome r = xm("sim run s.yaml -q", dir_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("flow.txt:3: dst: \"9\" is not a host"), std::string::npos) << r.out;
+}
+
+TEST_F(XmSim, UnfinishedFlowsExitOne) {
+  std::ofstream(dir_ / "s.yaml") << "topology: {hpcc: topology.txt}\ncc: none\nstop_ms: 0.01\n"
+                                    "traffic: [{permutation: {bytes: 10000000}}]\n";
+  Outcome r = xm("sim run s.yaml -q", dir_);
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+}
+
+TEST_F(XmSim, HpccTopologyExportRoundTrips) {
+  Outcome r = xm("sim hpcc-topology " XM_EXAMPLES_DIR "/hpcc-fat-tree-320.yaml", dir_);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "376 56 480") << "320 hosts, 56 switches, 480 links";
+}
+
+}  // namespace
