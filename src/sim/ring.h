@@ -46,7 +46,7 @@ class Ring {
   }
 
  private:
-  void grow() {
+  [[gnu::noinline]] void grow() {
     std::vector<T> bigger(buf_.empty() ? 8 : buf_.size() * 2);
     for (uint32_t i = 0; i < size_; ++i) bigger[i] = buf_[(head_ + i) & mask_];
     buf_.swap(bigger);
