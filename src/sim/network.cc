@@ -124,12 +124,16 @@ Result<uint32_t> Network::add_flow(const FlowSpec& spec) {
 // (all full but the last) along one shortest path, then the last ACK back. For equal
 // packets, packet k leaves hop j at  sum_{m<=j}(s/r_m + d_m) - d_j + (k-1)·max_{m<=j} s/r_m;
 // the last packet waits for its predecessor at every hop.
+// The packets carry no INT: every algorithm is measured against the same ideal, and pays
+// for its own telemetry bytes (as the HPCC simulator's standalone FCT does).
 Time Network::ideal_fct(const Flow& f) const {
   const std::vector<uint32_t> path = routing_.path_links(f.src, f.dst);
   const uint64_t mtu = config_.mtu_payload;
   const uint64_t packets = (f.size + mtu - 1) / mtu;
-  const uint32_t full = uint32_t(mtu) + data_overhead_;
-  const uint32_t last = uint32_t(f.size - (packets - 1) * mtu) + data_overhead_;
+  const uint32_t overhead = config_.header_bytes + config_.wire_gap_bytes;
+  const uint32_t ack = config_.ack_frame_bytes + config_.wire_gap_bytes;
+  const uint32_t full = uint32_t(mtu) + overhead;
+  const uint32_t last = uint32_t(f.size - (packets - 1) * mtu) + overhead;
   Time first_done, slowest, last_done, back;  // first_done: packet 1 leaves hop j
   for (size_t j = 0; j < path.size(); ++j) {
     const SimLink& link = topology_.links[path[j]];
@@ -139,7 +143,7 @@ Time Network::ideal_fct(const Flow& f) const {
     const Time before_last = first_done + slowest * int64_t(packets >= 2 ? packets - 2 : 0);  // packet n-1
     const Time last_arrives = j == 0 ? (packets >= 2 ? before_last : Time()) : last_done + topology_.links[path[j - 1]].delay;
     last_done = (packets >= 2 ? max(last_arrives, before_last) : last_arrives) + link.rate.tx_time(last);
-    back += link.delay + link.rate.tx_time(ack_wire_);
+    back += link.delay + link.rate.tx_time(ack);
   }
   return last_done + topology_.links[path.back()].delay + back;
 }
