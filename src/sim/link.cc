@@ -35,7 +35,7 @@ void Network::transmit(PortId p) {
   Port& port = ports_[p];
   PacketId id = kNoPacket;
   if (port.backlog & kMacBit) {
-    id = port.mac.pop_front();
+    id = port.mac.pop_front(pool_);
     if (port.mac.empty()) port.backlog &= uint8_t(~kMacBit);
   } else {
     id = topology_.is_host(port.owner) ? host_dequeue(p) : switch_dequeue(p);
@@ -47,7 +47,8 @@ void Network::transmit(PortId p) {
   if (pkt.kind == PacketKind::kData) port.tx_data_bytes += pkt.wire_bytes;
   const Time arrival = port.busy_until + port.delay;
   if (port.pipe.empty()) engine_.schedule(arrival, target(kArrival, p));
-  port.pipe.push_back(InFlight{arrival, id});
+  else pool_[port.pipe.tail].next_at = arrival;  // the packet ahead knows when this one lands
+  port.pipe.push_back(pool_, id);
   if (has_more(port)) {
     port.tx_pending = true;
     engine_.schedule(port.busy_until, target(kTxDone, p));
@@ -57,12 +58,13 @@ void Network::transmit(PortId p) {
 // The packet at the head of p's wire reaches the peer.
 void Network::arrive(PortId p) {
   Port& port = ports_[p];
-  const PacketId id = port.pipe.pop_front().packet;
+  const Time next_at = pool_[port.pipe.head].next_at;
+  const PacketId id = port.pipe.pop_front(pool_);
   if (!port.pipe.empty()) {
-    engine_.schedule(port.pipe.front().at, target(kArrival, p));
+    engine_.schedule(next_at, target(kArrival, p));
     // The next packet on this wire is handled soon: start loading it now (it was last
     // touched a link delay ago and has likely left the cache).
-    __builtin_prefetch(&pool_[port.pipe.front().packet]);
+    __builtin_prefetch(&pool_[port.pipe.head]);
   }
   const PortId in = port.peer;  // the receiving node's port on this link
   if (topology_.is_host(port.peer_node)) host_receive(in, id);
@@ -92,7 +94,7 @@ void Network::send_pfc(PortId p, PacketKind kind, int cls) {
   frame.kind = kind;
   frame.prio = uint8_t(cls);
   frame.wire_bytes = config_.pfc_frame_bytes + config_.wire_gap_bytes;
-  ports_[p].mac.push_back(id);
+  ports_[p].mac.push_back(pool_, id);
   ports_[p].backlog |= kMacBit;
   if (kind == PacketKind::kPause) ++counters_.pause_frames;
   else ++counters_.resume_frames;

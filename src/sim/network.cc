@@ -179,10 +179,12 @@ InFlightData Network::in_flight_data() const {
     ++d.packets;
     d.wire_bytes += pkt.wire_bytes;
   };
+  auto walk = [&](const PacketList& list) {
+    for (PacketId id = list.head; id != kNoPacket; id = pool_[id].next) count(id);
+  };
   for (const Port& port : ports_) {
-    for (const Ring<PacketId>& q : port.queue)
-      for (uint32_t i = 0; i < q.size(); ++i) count(q.at(i));
-    for (uint32_t i = 0; i < port.pipe.size(); ++i) count(port.pipe.at(i).packet);
+    for (const PacketList& q : port.queue) walk(q);
+    walk(port.pipe);
   }
   return d;
 }

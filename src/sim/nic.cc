@@ -30,7 +30,7 @@ void Network::host_receive(PortId in, PacketId id) {
 PacketId Network::host_dequeue(PortId p) {
   Port& port = ports_[p];
   if (port.backlog & 1u) {
-    const PacketId id = port.queue[0].pop_front();
+    const PacketId id = port.queue[0].pop_front(pool_);
     if (port.queue[0].empty()) port.backlog &= uint8_t(~1u);
     return id;
   }
@@ -157,7 +157,7 @@ void Network::receive_data(PortId in, PacketId id) {
   if (reply == PacketKind::kAck) ++counters_.acks;
   else ++counters_.nacks;
   // The ACK leaves on the port the data came in on (a host's ports are equivalent).
-  ports_[in].queue[0].push_back(id);
+  ports_[in].queue[0].push_back(pool_, id);
   ports_[in].backlog |= 1u;
   kick(in);
 }

@@ -8,10 +8,13 @@
 
 #include <cstdint>
 
+#include "sim/units.h"
+
 namespace xm::sim {
 
 using PacketId = uint32_t;
 inline constexpr PacketId kNoPacket = UINT32_MAX;
+
 
 enum class PacketKind : uint8_t {
   kData,
@@ -50,6 +53,11 @@ struct Packet {
   uint32_t share_mbps = 0;  // the receiver's capacity share η·C/n
   uint32_t mean_mbps = 0;   // the mean rate its long senders arrive at now
   uint16_t fan_in = 0;
+  // Where the packet waits: the next packet of the same queue or wire (PacketList), and on
+  // a wire, when that next packet arrives — so a wire's arrivals chain without touching
+  // the next packet before its turn.
+  PacketId next = kNoPacket;
+  Time next_at;
 };
 static_assert(sizeof(Packet) <= 64, "one cache line: every hop touches it");
 

@@ -53,4 +53,25 @@ class PacketPool {
   uint64_t live_ = 0;
 };
 
+// A FIFO of packets linked through Packet::next: the queue costs no memory of its own, and
+// pushing or popping touches only packets the caller is handling anyway.
+struct PacketList {
+  PacketId head = kNoPacket, tail = kNoPacket;
+  uint32_t size = 0;
+
+  bool empty() const { return size == 0; }
+  void push_back(PacketPool& pool, PacketId id) {
+    pool[id].next = kNoPacket;
+    if (size++ == 0) head = id;
+    else pool[tail].next = id;
+    tail = id;
+  }
+  PacketId pop_front(const PacketPool& pool) {
+    const PacketId id = head;
+    head = pool[id].next;
+    if (--size == 0) tail = kNoPacket;
+    return id;
+  }
+};
+
 }  // namespace xm::sim

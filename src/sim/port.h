@@ -12,18 +12,13 @@
 #include <vector>
 
 #include "sim/packet.h"
-#include "sim/ring.h"
+#include "sim/packet_pool.h"
 #include "sim/shared_buffer.h"
 #include "sim/units.h"
 
 namespace xm::sim {
 
 inline constexpr uint8_t kMacBit = 0x80;  // Port::backlog: PFC frames wait
-
-struct InFlight {
-  Time at;          // when the last bit reaches the peer
-  PacketId packet;
-};
 
 // Fields in the order the data path touches them (hot first), to keep the lines a
 // packet's arrival and departure read few.
@@ -41,9 +36,9 @@ struct Port {
   Time busy_until;         // end of the packet on the wire now
   uint64_t queued_bytes = 0;
   uint64_t tx_bytes = 0;   // every byte sent, for INT and utilisation
-  Ring<InFlight> pipe;
-  Ring<PacketId> queue[kClasses];  // switch: egress queues; host: class 0 only
-  Ring<PacketId> mac;              // PFC frames
+  PacketList pipe;                 // on the wire; Packet::next_at chains the arrival times
+  PacketList queue[kClasses];      // switch: egress queues; host: class 0 only
+  PacketList mac;                  // PFC frames
 
   Time wake_at = Time::infinite();  // host: pacing wake-up scheduled for then
   // Host: flows leaving on this port, served round robin.

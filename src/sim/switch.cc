@@ -38,7 +38,7 @@ void Network::switch_receive(PortId in, PacketId id) {
   }
   if (pkt.kind == PacketKind::kData) queue_hist_[egress.link_class].add(queued);
   pkt.in_port = uint16_t(in_local);
-  egress.queue[cls].push_back(id);
+  egress.queue[cls].push_back(pool_, id);
   egress.backlog |= uint8_t(1u << cls);
   egress.queued_bytes += pkt.wire_bytes;
   if (admit == SharedBuffer::Admit::kAdmitAndPause) send_pfc(in, PacketKind::kPause, cls);
@@ -62,7 +62,7 @@ PacketId Network::switch_dequeue(PortId p) {
   const uint32_t ready = port.backlog & ~(port.paused & ~1u) & ((1u << kClasses) - 1);
   if (ready == 0) return kNoPacket;
   const int cls = std::countr_zero(ready);
-  const PacketId id = port.queue[cls].pop_front();
+  const PacketId id = port.queue[cls].pop_front(pool_);
   if (port.queue[cls].empty()) port.backlog &= uint8_t(~(1u << cls));
   const Packet& head = pool_[id];
   const uint32_t in_port = head.in_port;
