@@ -1,6 +1,7 @@
 #include "sim/routing.h"
 
 #include <cassert>
+#include <map>
 #include <queue>
 
 namespace xm::sim {
@@ -29,9 +30,11 @@ Wiring wire(const SimTopology& t) {
 
 Routing::Routing(const SimTopology& t, const Wiring& w) : wiring_(&w), hosts_(t.hosts) {
   const uint32_t n = t.node_count(), switches = n - t.hosts;
-  begin_.assign(size_t(switches) * (hosts_ + 1) + 1, 0);
-  std::vector<std::vector<uint16_t>> rows(size_t(switches) * (hosts_ + 1));
+  group_.assign(size_t(switches) * hosts_, 0);
+  std::map<std::vector<uint16_t>, uint16_t> sets;
+  std::vector<std::vector<uint16_t>> by_id;
   std::vector<uint32_t> dist(n);
+  std::vector<uint16_t> row;
   for (uint32_t dst = 0; dst < hosts_; ++dst) {
     std::fill(dist.begin(), dist.end(), UINT32_MAX);
     std::queue<NodeIndex> todo;
@@ -47,22 +50,24 @@ Routing::Routing(const SimTopology& t, const Wiring& w) : wiring_(&w), hosts_(t.
       }
     }
     for (NodeIndex s = hosts_; s < n; ++s) {
-      if (dist[s] == UINT32_MAX) continue;
-      auto& row = rows[size_t(s - hosts_) * (hosts_ + 1) + dst];
-      for (PortId p = w.first_port[s]; p < w.first_port[s + 1]; ++p) {
-        NodeIndex v = w.peer_node[p];
-        if (dist[v] + 1 == dist[s] && (!t.is_host(v) || v == dst))
-          row.push_back(uint16_t(p - w.first_port[s]));
-      }
+      row.clear();
+      if (dist[s] != UINT32_MAX)
+        for (PortId p = w.first_port[s]; p < w.first_port[s + 1]; ++p) {
+          NodeIndex v = w.peer_node[p];
+          if (dist[v] + 1 == dist[s] && (!t.is_host(v) || v == dst)) row.push_back(uint16_t(p - w.first_port[s]));
+        }
+      auto [it, added] = sets.emplace(row, uint16_t(by_id.size()));
+      if (added) by_id.push_back(row);
+      // Clos fabrics have a few hundred distinct sets (about one per ToR and tier).
+      assert(by_id.size() <= UINT16_MAX);
+      group_[size_t(s - hosts_) * hosts_ + dst] = it->second;
     }
   }
-  // Flatten: row r's hops are hops_[begin_[r], begin_[r + 1]).
-  for (size_t r = 0; r < rows.size(); ++r) {
-    begin_[r] = uint32_t(hops_.size());
-    hops_.insert(hops_.end(), rows[r].begin(), rows[r].end());
+  group_begin_.push_back(0);
+  for (const std::vector<uint16_t>& set : by_id) {
+    hops_.insert(hops_.end(), set.begin(), set.end());
+    group_begin_.push_back(uint32_t(hops_.size()));
   }
-  begin_[rows.size()] = uint32_t(hops_.size());
-  // Row (s, hosts_) is a padding row so that row + 1 is always valid; its range is empty.
 }
 
 std::vector<uint32_t> Routing::path_links(uint32_t src, uint32_t dst) const {

@@ -36,17 +36,21 @@ class Routing {
   // Local port indices (0-based within the switch) on shortest paths from switch `sw`
   // to host `dst`. Empty only if unreachable (check_topology rules that out).
   std::span<const uint16_t> next_hops(NodeIndex sw, uint32_t dst) const {
-    const size_t row = size_t(sw - hosts_) * (hosts_ + 1) + dst;
-    return {hops_.data() + begin_[row], hops_.data() + begin_[row + 1]};
+    const uint32_t g = group_[size_t(sw - hosts_) * hosts_ + dst];
+    return {hops_.data() + group_begin_[g], hops_.data() + group_begin_[g + 1]};
   }
   // Links on one shortest path from host `src` to host `dst` (first equal-cost choice at
   // every hop), in order. For ideal completion times and base RTTs.
   std::vector<uint32_t> path_links(uint32_t src, uint32_t dst) const;
 
  private:
+  // Most destinations share their next-hop set with many others (every host behind the
+  // same ToR, seen from a core switch), so each (switch, destination) names one of a few
+  // distinct sets: a 2-byte entry per pair keeps the table small enough to stay cached.
   const Wiring* wiring_;
   uint32_t hosts_;
-  std::vector<uint32_t> begin_;
+  std::vector<uint16_t> group_;         // per (switch, destination host): its set
+  std::vector<uint32_t> group_begin_;   // per set + 1: offsets into hops_
   std::vector<uint16_t> hops_;
 };
 
