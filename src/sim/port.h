@@ -36,24 +36,23 @@ struct Port {
   Time busy_until;         // end of the packet on the wire now
   uint64_t queued_bytes = 0;
   uint64_t tx_bytes = 0;   // every byte sent, for INT and utilisation
+  uint64_t tx_data_bytes = 0;           // data packets only
+  uint32_t ecn_kmin = 0, ecn_kmax = 0;  // bytes
   PacketList pipe;                 // on the wire; Packet::next_at chains the arrival times
   PacketList queue[kClasses];      // switch: egress queues; host: class 0 only
   PacketList mac;                  // PFC frames
-
-  Time wake_at = Time::infinite();  // host: pacing wake-up scheduled for then
-  // Host: flows leaving on this port, served round robin.
-  std::vector<uint32_t> active;
-  uint32_t rr = 0;
-  uint32_t ecn_kmin = 0, ecn_kmax = 0;  // bytes
-  uint64_t tx_data_bytes = 0;           // data packets only
-  uint64_t window_tx_bytes = 0;         // tx_bytes at the end of the traffic window
-  Time paused_since[kClasses];
-  Time paused_total;
-
   // Switch, for TiTa: utilisation measured at this port (EWMA over the base RTT).
   double util = 0;
   Time util_at;
   uint64_t util_bytes = 0;
+  Time wake_at = Time::infinite();  // host: pacing wake-up scheduled for then
+  // Host: flows leaving on this port, served round robin.
+  std::vector<uint32_t> active;
+  uint32_t rr = 0;
+
+  uint64_t window_tx_bytes = 0;         // tx_bytes at the end of the traffic window
+  Time paused_since[kClasses];
+  Time paused_total;
 };
 
 }  // namespace xm::sim
