@@ -2,11 +2,13 @@
 // future in front of a 4-ary heap for the rest.
 //
 // Packet-level simulation schedules almost every event a few nanoseconds to a few
-// microseconds ahead (a packet's serialisation, a link's delay). The wheel has 2^12
-// buckets of 512 ps, a 2.1 us horizon: such events go into their bucket in O(1). Buckets
-// are one flat array of 7 events and a count each (spilling into a side list when fuller), 512 KiB
-// that the clock sweeps in order (a larger wheel loses more to cache misses than it
-// saves in heap operations); a bucket is sorted by (time, insertion order) only when
+// microseconds ahead, and most a serialisation time ahead (a wire's next arrival, a
+// port's next transmission). The wheel has 512 buckets of 512 ps, a 262 ns horizon:
+// such events go into their bucket in O(1). Buckets are one flat array of 7 events and a
+// count each (spilling into a side list when fuller), 64 KiB that stay in cache (a
+// wheel spanning a link delay measured slower: its buckets miss the cache more often
+// than the heap is used for a first packet on an idle wire); a bucket is sorted by
+// (time, insertion order) only when
 // the clock reaches it — a handful of events. A bitmap of non-empty buckets skips idle
 // stretches. Events beyond the horizon (timers, flow arrivals) wait in the heap and move
 // into the wheel as the clock approaches them. The order of events is exactly the
@@ -61,7 +63,7 @@ class CalendarQueue {
 
  private:
   static constexpr int kShift = 9;  // 512 ps per bucket
-  static constexpr uint64_t kBuckets = 1 << 12;
+  static constexpr uint64_t kBuckets = 1 << 9;
   static constexpr uint32_t kCap = 7;  // with the count: 128 bytes, two cache lines
   static uint64_t slot_of(Time t) { return uint64_t(t.ps()) >> kShift; }
   static size_t index(uint64_t slot) { return size_t(slot & (kBuckets - 1)); }
