@@ -30,7 +30,7 @@ echo "| standard experiment | algorithm | flows | wall s | events/s (M) | simula
 echo "|---|---|---:|---:|---:|---:|"
 for load in 30 50; do
   out=$(mktemp -d)
-  "$build/src/xm" sim run "examples/sim/websearch-$load.yaml" -q -o "$out" > /dev/null
+  "$build/src/xm" sim run "examples/sim/websearch-$load.yaml" -q -o "$out" > /dev/null 2>&1
   python3 - "$out/summary.csv" "$load" <<'PY'
 import csv, sys
 for r in csv.DictReader(open(sys.argv[1])):

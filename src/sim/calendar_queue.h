@@ -119,6 +119,9 @@ class CalendarQueue {
     const size_t b = index(cursor_);
     Bucket& bucket = bucket_[b];
     assert(bucket.count > 0);
+    // Buckets a serialisation time ahead are where the next events go: load them early.
+    __builtin_prefetch(&bucket_[index(cursor_ + 64)], 1);
+    __builtin_prefetch(&bucket_[index(cursor_ + 160)], 1);
     nonempty_[b / 64] &= ~(uint64_t(1) << (b % 64));
     Event* events = bucket.event;
     size_t n = bucket.count;
