@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "ccl/log.h"
+#include "ccl/shm/registered_memory.h"
 
 namespace xm::ccl {
 
@@ -133,6 +134,7 @@ Status Comm::connect(const JobId& job) {
   if (Status st = connect_tcp_peers(job, *all, remote, std::move(rails).value(), std::move(listeners).value(), deadline);
       !st)
     return st;
+  all_links_in_memory_ = std::all_of(link_table_.begin(), link_table_.end(), [](Link* l) { return !l || l->in_memory(); });
   // Every rank has mapped every segment it needs: the names can go.
   if (Status st = bootstrap_->barrier(deadline); !st) return st;
   if (own_segment_) own_segment_->unlink();
@@ -286,7 +288,7 @@ const Plan& Comm::plan_for(const CollectiveArgs& a) {
   for (CachedPlan& c : plans_) {
     const CollectiveArgs& b = c.args;
     if (a.collective == b.collective && a.count == b.count && a.type == b.type && a.op == b.op && a.root == b.root &&
-        a.in_place == b.in_place && a.chunk_bytes == b.chunk_bytes)
+        a.in_place == b.in_place && a.chunk_bytes == b.chunk_bytes && a.relays == b.relays)
       return *c.plan;
   }
   constexpr size_t kPlans = 16;
@@ -319,7 +321,17 @@ Status Comm::run(Operation& op) {
   }
   op.args.rank = rank_;
   op.args.ranks = ranks_;
+  // Relays need sends that complete once buffered, not zero-copy ones, and FIFOs that
+  // can never all be full at once: a rank's plain sends run at most two slices ahead
+  // of its final receives, so the ring holds at most 2 slices per FIFO on average, and
+  // a slice of a quarter FIFO leaves every writer room (a ring of relays whose FIFOs
+  // were all full would wait on itself).
+  const size_t relay_chunk_max = settings_.shm_fifo_bytes / 4;
   op.args.chunk_bytes = settings_.chunk_bytes ? settings_.chunk_bytes : chunk_for(op.args);
+  op.args.relays = all_links_in_memory_ &&
+                   !registered_lookup(op.input, size_t(op.args.count) * size_of(op.args.type)).has_value() &&
+                   (settings_.chunk_bytes == 0 || settings_.chunk_bytes <= relay_chunk_max);
+  if (op.args.relays) op.args.chunk_bytes = std::min<uint64_t>(op.args.chunk_bytes, relay_chunk_max);
   const Plan& plan = plan_for(op.args);
   size_t scratch = plan.schedule().scratch_elements * size_of(op.args.type);
   if (scratch_.size() < scratch) scratch_.resize(scratch);

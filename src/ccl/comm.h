@@ -91,6 +91,7 @@ class Comm {
   std::vector<std::unique_ptr<Link>> links_;
   std::vector<TcpLink*> tcp_links_;  // for per-rail byte counts
   std::vector<Link*> link_table_;  // by peer rank; null for self
+  bool all_links_in_memory_ = false;  // every peer over shared memory: relay schedules apply
   std::vector<std::byte> scratch_;  // grown once, reused: fresh pages cost more than copies
   bool oversubscribed_ = false;     // more ranks on this host than cores
   Executor executor_;               // used by one thread at a time (busy_)

@@ -25,6 +25,14 @@ class Link {
   // part of them).
   virtual std::span<const std::byte> readable() = 0;
   virtual void consume(size_t bytes) = 0;
+  // Streams in memory both ends map (shared memory): readable() gives whole elements at
+  // their natural alignment, and reserve()/commit() let a relay write the outgoing
+  // stream in place. Other links return false and an empty reservation.
+  virtual bool in_memory() const { return false; }
+  // Room for up to `bytes` of the outgoing stream, written in place, then passed with
+  // commit(n) (n at most the room, a multiple of 8 unless it ends the sender's step).
+  virtual std::span<std::byte> reserve(size_t /*bytes*/) { return {}; }
+  virtual void commit(size_t /*bytes*/) {}
   // Moves bytes along for transports that need it (sockets); shared memory does nothing.
   virtual void progress() {}
   // Tells the peer this rank is gone (abort): its pending steps with us fail at once.

@@ -84,6 +84,7 @@ struct Case {
   int ranks;
   uint64_t count;
   bool in_place;
+  bool relays = false;  // all-reduce: the relay ring (over these links: receive, then send on)
 };
 
 class Collectives : public ::testing::TestWithParam<Case> {};
@@ -101,6 +102,7 @@ TEST_P(Collectives, EveryTypeAndOpExact) {
       a.type = DataType(t);
       a.op = RedOp(o);
       a.in_place = c.in_place;
+      a.relays = c.relays;
       a.root = c.ranks - 1;
       a.chunk_bytes = 4096;  // many slices even for small buffers
       std::string err = run_and_check(a, 8192);
@@ -113,14 +115,17 @@ std::vector<Case> cases() {
   for (int c = 0; c < 6; ++c)
     for (int ranks : {1, 2, 3, 4, 5})
       for (uint64_t count : {0ull, 1ull, 7ull, 1001ull, 65537ull})
-        for (bool in_place : {false, true}) out.push_back({Collective(c), ranks, count, in_place});
+        for (bool in_place : {false, true}) {
+          out.push_back({Collective(c), ranks, count, in_place});
+          if (Collective(c) == Collective::kAllReduce) out.push_back({Collective(c), ranks, count, in_place, true});
+        }
   return out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, Collectives, ::testing::ValuesIn(cases()), [](const auto& info) {
   const Case& c = info.param;
   return std::string(to_string(c.collective)) + "_" + std::to_string(c.ranks) + "ranks_" +
-         std::to_string(c.count) + (c.in_place ? "_inplace" : "_outofplace");
+         std::to_string(c.count) + (c.in_place ? "_inplace" : "_outofplace") + (c.relays ? "_relays" : "");
 });
 
 }  // namespace

@@ -6,6 +6,7 @@
 namespace xm::ccl {
 
 Schedule ring_allreduce(const CollectiveArgs& args);
+Schedule ring_relay_allreduce(const CollectiveArgs& args);
 Schedule ring_allgather(const CollectiveArgs& args);
 Schedule ring_reduce_scatter(const CollectiveArgs& args);
 Schedule chain_broadcast(const CollectiveArgs& args);

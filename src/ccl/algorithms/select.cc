@@ -11,7 +11,7 @@ const char* to_string(Collective c) {
 
 Schedule make_schedule(const CollectiveArgs& args) {
   switch (args.collective) {
-    case Collective::kAllReduce: return ring_allreduce(args);
+    case Collective::kAllReduce: return args.relays ? ring_relay_allreduce(args) : ring_allreduce(args);
     case Collective::kBroadcast: return chain_broadcast(args);
     case Collective::kReduce: return chain_reduce(args);
     case Collective::kAllGather: return ring_allgather(args);
