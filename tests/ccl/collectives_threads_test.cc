@@ -117,7 +117,8 @@ std::vector<Case> cases() {
       for (uint64_t count : {0ull, 1ull, 7ull, 1001ull, 65537ull})
         for (bool in_place : {false, true}) {
           out.push_back({Collective(c), ranks, count, in_place});
-          if (Collective(c) == Collective::kAllReduce) out.push_back({Collective(c), ranks, count, in_place, true});
+          if (Collective(c) == Collective::kAllReduce && ranks != 4 && ranks != 1)
+            out.push_back({Collective(c), ranks, count, in_place, true});
         }
   return out;
 }
