@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "ccl/rank_layout.h"
 #include "ccl/types.h"
 
 namespace xm::ccl {
@@ -99,6 +100,19 @@ enum class Collective : uint8_t {
 };
 const char* to_string(Collective c);
 
+// The algorithms a collective can run with (not every one applies to every
+// collective; make_schedule falls back to the collective's default).
+enum class Algorithm : uint8_t {
+  kDefault,            // ring (all-reduce: ring-relay where relays apply), pairwise, chain
+  kRing,
+  kRingRelay,          // all-reduce over shared memory, plain buffers
+  kHierarchical,       // all-reduce: inside hosts, then per rail across hosts
+  kRecursiveDoubling,  // all-reduce, small messages
+  kPairwise,           // all-to-all
+  kPxn,                // all-to-all: through the local rank on the receiver's rail
+};
+const char* to_string(Algorithm a);
+
 // What a collective call asks for, as the algorithms see it. `count` is per rank as in
 // NCCL: all-gather's input (output is count × ranks), reduce-scatter's output (input
 // is count × ranks), all-to-all's per-peer block.
@@ -116,10 +130,13 @@ struct CollectiveArgs {
   // in the receiver's FIFO even while the receiver waits (shared memory, input not
   // registered, chunk at most a quarter of the FIFO): rings may use relay steps.
   bool relays = false;
+  // Where the ranks are (hosts, local index); null: treat as one host. Not owned.
+  const RankLayout* layout = nullptr;
+  Algorithm algorithm = Algorithm::kDefault;  // the tuner's (or the user's) choice
 };
 
-// The schedule the runtime uses for `args` (today one algorithm per collective; the
-// tuner will choose among several).
+// The schedule for `args` with `args.algorithm` (the collective's default when that
+// algorithm does not apply).
 Schedule make_schedule(const CollectiveArgs& args);
 
 }  // namespace xm::ccl
