@@ -68,7 +68,8 @@ bool Executor::run_copies() {
 bool Executor::send(Link& link, uint32_t i) {
   const Step& st = plan_->schedule_.steps[i];
   uint64_t total = st.count * elem_;
-  done_bytes_[i] += link.send_some(at(st.src) + done_bytes_[i], total - done_bytes_[i]);
+  const std::byte* from = at(st.src) + done_bytes_[i];
+  done_bytes_[i] += st.by_copy ? link.send_copy(from, total - done_bytes_[i]) : link.send_some(from, total - done_bytes_[i]);
   return done_bytes_[i] == total;
 }
 

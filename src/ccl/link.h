@@ -21,6 +21,9 @@ class Link {
   // Takes up to `bytes` from `data` into the outgoing stream; returns how many (0 when
   // the stream is full for now).
   virtual size_t send_some(const std::byte* data, size_t bytes) = 0;
+  // The same, but always copying into the stream, so the send completes once buffered
+  // (send_some may pass registered memory by reference and complete when it is read).
+  virtual size_t send_copy(const std::byte* data, size_t bytes) { return send_some(data, bytes); }
   // Bytes that arrived and were not consumed, as one contiguous view (possibly only a
   // part of them).
   virtual std::span<const std::byte> readable() = 0;

@@ -56,6 +56,8 @@ struct Step {
   std::vector<uint32_t> after;  // indices of earlier steps this one waits for
   int to = -1;                // relays: the rank the result goes on to
   bool forward_only = false;  // kRecvReduceSend: dst is scratch space, not a result
+  bool by_copy = false;       // kSend: copied into the stream even from registered memory,
+                              // so it completes once buffered (relay rings need that)
 };
 
 // Step builders, so algorithms read as what they do.
@@ -126,9 +128,9 @@ struct CollectiveArgs {
   int ranks = 1;
   bool in_place = false;          // input and output are the same memory
   uint64_t chunk_bytes = 512 << 10;  // pipelining grain
-  // Every link writes in place and every send completes once buffered, a chunk fitting
-  // in the receiver's FIFO even while the receiver waits (shared memory, input not
-  // registered, chunk at most a quarter of the FIFO): rings may use relay steps.
+  // Every link writes in place and a chunk fits in the receiver's FIFO even while the
+  // receiver waits (shared memory, chunk at most a quarter of the FIFO): rings may use
+  // relay steps.
   bool relays = false;
   // Where the ranks are (hosts, local index); null: treat as one host. Not owned.
   const RankLayout* layout = nullptr;

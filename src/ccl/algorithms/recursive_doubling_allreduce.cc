@@ -29,12 +29,24 @@ Schedule recursive_doubling_allreduce(const CollectiveArgs& a) {
   }
   const int me = r < 2 * extra ? r / 2 : r - extra;
   auto real = [&](int id) { return id < extra ? 2 * id + 1 : id + extra; };
+  // The running value alternates between the output and scratch: a round reads one
+  // (sending it, and adding what arrives) and writes the other, which the send two
+  // rounds back read, so no round waits on the partner having read its send — with
+  // sends that complete only once read (large or registered), waiting would deadlock.
+  s.scratch_elements = a.count;
+  const Region buf[2] = {out, {Buffer::kScratch, 0}};
+  uint32_t sent_before = kNoStep;
+  int cur = 0;
   for (int mask = 1; mask < p2; mask <<= 1) {
     int partner = real(me ^ mask);
-    // The buffer may change only once the send of it has completed.
-    uint32_t sent = s.add(send_step(partner, a.count, out, after_step(last)));
-    last = s.add(reduce_step(partner, a.count, out, out, mask * 2 == p2, {sent}));
+    uint32_t sent = s.add(send_step(partner, a.count, buf[cur], after_step(last)));
+    After ready = after_step(last);
+    if (sent_before != kNoStep) ready.push_back(sent_before);
+    last = s.add(reduce_step(partner, a.count, buf[cur], buf[1 - cur], mask * 2 == p2, ready));
+    sent_before = sent;
+    cur = 1 - cur;
   }
+  if (cur == 1) last = s.add(copy_step(a.count, buf[1], out, {last, sent_before}));
   if (r < 2 * extra) s.add(send_step(r - 1, a.count, out, after_step(last)));
   return s;
 }

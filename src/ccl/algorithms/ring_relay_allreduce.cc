@@ -8,7 +8,8 @@
 // receive the last one. A relay touches each byte once where receive-then-send would
 // touch it twice. It needs sends that complete once buffered: a zero-copy send (which
 // completes when the peer has read it) would wait on the peer's relay, which waits on
-// its own send. So registered buffers use the classic ring (ring_allreduce.cc).
+// its own send; so even from registered memory its sends copy (the classic ring,
+// ring_allreduce.cc, reads registered buffers in place).
 #include "ccl/algorithms/algorithms.h"
 #include "ccl/algorithms/partition.h"
 
@@ -27,7 +28,9 @@ Schedule ring_relay_allreduce(const CollectiveArgs& a) {
   for (uint64_t j = 0; j < p.slices(); ++j) {
     // Reduce-scatter: segment r leaves; segment r-t-1 arrives at step t, gains this
     // rank's part and goes on. After n-1 steps segment r+1 is complete here.
-    uint32_t first = s.add(send_step(right, p.slice_size(r, j), region(Buffer::kInput, r, j)));
+    Step own = send_step(right, p.slice_size(r, j), region(Buffer::kInput, r, j));
+    own.by_copy = true;
+    uint32_t first = s.add(std::move(own));
     for (int t = 0; t + 1 < n; ++t) {
       int take = mod(r - t - 1, n);
       bool last = t == n - 2;

@@ -117,6 +117,10 @@ size_t ShmLink::send_some(const std::byte* data, size_t bytes) {
       return 0;
     }
   }
+  return send_copy(data, bytes);
+}
+
+size_t ShmLink::send_copy(const std::byte* data, size_t bytes) {
   // Data frame: header, payload, zeros up to 8 bytes, so every payload starts 8-byte
   // aligned in the FIFO and elements are read at their natural alignment.
   size_t room = out_.free_space();

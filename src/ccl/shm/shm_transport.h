@@ -49,6 +49,7 @@ class ShmLink final : public Link {
  public:
   ShmLink(ByteFifo out, ByteFifo in, pid_t peer_pid) : out_(out), in_(in), peer_pid_(peer_pid) {}
   size_t send_some(const std::byte* data, size_t bytes) override;
+  size_t send_copy(const std::byte* data, size_t bytes) override;
   std::span<const std::byte> readable() override;
   void consume(size_t bytes) override;
   bool in_memory() const override { return true; }
