@@ -147,6 +147,10 @@ TEST_P(Algorithms, EveryTypeAndOpExact) {
   bool reducing = c.collective == Collective::kAllReduce;
   for (int t = 0; t < kDataTypes; ++t)
     for (int o = 0; o < (reducing ? kRedOps : 1); ++o) {
+      // Large counts for a representative few (every combination runs at the small ones).
+      bool representative = (DataType(t) == DataType::kFloat32 || DataType(t) == DataType::kBfloat16) &&
+                            (!reducing || RedOp(o) == RedOp::kSum || RedOp(o) == RedOp::kAvg);
+      if (c.count > 10000 && !representative) continue;
       CollectiveArgs a;
       a.collective = c.collective;
       a.algorithm = c.algorithm;
@@ -175,6 +179,11 @@ std::vector<AlgorithmCase> algorithm_cases() {
   for (Shape sh : shapes)
     for (uint64_t count : {0ull, 1ull, 7ull, 1001ull, 65537ull})
       for (bool in_place : {false, true}) {
+        // Degenerate shapes (one host, one rank per host) fall back: a small count will do;
+        // the large count once per layout and placement is enough (ThreadSanitizer's time).
+        bool degenerate = sh.hosts == 1 || sh.local == 1;
+        if (degenerate && count != 7) continue;
+        if (count == 65537 && sh.hosts * sh.local == 6 && in_place) continue;
         out.push_back({Collective::kAllReduce, Algorithm::kHierarchical, sh.hosts, sh.local, count, in_place});
         out.push_back({Collective::kAllToAll, Algorithm::kPxn, sh.hosts, sh.local, count, in_place});
         if (count <= 1001)
