@@ -35,7 +35,7 @@ void add_name_option(CLI::App* cmd, std::string& name) {
 // Loads a running testbed's plan; prints the error (not root, bad or unknown name).
 std::optional<Plan> load(const std::string& cmd, const std::string& name, int& exit_code) {
   if (Status s = check_name(name); !s) return fail(cmd, s.message(), 2, exit_code), std::nullopt;
-  if (!is_root()) return fail(cmd, root_required("xm testbed " + cmd).message, 1, exit_code), std::nullopt;
+  if (!is_root()) return fail(cmd, root_required().message, 1, exit_code), std::nullopt;
   Result<Plan> plan = load_state(name);
   if (!plan) return fail(cmd, plan.error().message, 1, exit_code), std::nullopt;
   return std::move(plan).value();
@@ -93,11 +93,11 @@ void add_up(CLI::App& tb, int& exit_code) {
         return void(fail(c, "--rails " + std::to_string(a->rails) + ": expected 1 to " + std::to_string(kMaxRail + 1),
                          2, exit_code));
       cluster = simple_spec(a->hosts, a->rails);
-      source = std::to_string(a->hosts) + " hosts × " + std::to_string(a->rails) + " rails";
+      source = "--hosts " + std::to_string(a->hosts) + " --rails " + std::to_string(a->rails);
     }
     Result<Plan> plan = make_plan(cluster, source, opts);
     if (!plan) return void(fail(c, plan.error().message, 2, exit_code));
-    if (!is_root()) return void(fail(c, root_required("xm testbed up").message, 1, exit_code));
+    if (!is_root()) return void(fail(c, root_required().message, 1, exit_code));
     if (Status s = up(*plan, a->replace); !s) return void(fail(c, s.message(), 1, exit_code));
     const Plan& p = *plan;
     std::cout << "testbed " << p.name << " is up: " << p.hosts.size() << " hosts × " << p.rails.size()

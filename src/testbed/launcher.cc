@@ -184,7 +184,7 @@ std::string new_secret() {
   std::random_device rd;  // the kernel's random source on Linux
   static const char* hex = "0123456789abcdef";
   std::string s;
-  for (int i = 0; i < 8; ++i) {
+  for (int i = 0; i < 4; ++i) {
     uint32_t v = rd();
     for (int j = 0; j < 4; ++j) {
       s += hex[v & 0xf];
@@ -212,7 +212,7 @@ Result<uint16_t> free_port(const Plan& plan) {
 }
 
 Result<int> run_job(const Plan& plan, const RunOptions& options) {
-  if (!is_root()) return root_required("xm testbed run");
+  if (!is_root()) return root_required();
   if (options.command.empty()) return Error{"no command to run (xm testbed run [options] -- COMMAND ARGS...)"};
   if (options.ranks_per_host < 1) return Error{"--ranks-per-host must be at least 1"};
   std::vector<std::string> present = list_netns();
@@ -240,11 +240,11 @@ Result<int> run_job(const Plan& plan, const RunOptions& options) {
   Clock::time_point kill_at{};
   bool killed = false;
   size_t running = 0;
-  auto stop_all = [&](int status, const std::string& why) {
+  auto stop_all = [&](int status, const std::string& why, const char* which = "") {
     if (stopping) return;
     stopping = true;
     result = status;
-    if (running > 0) say(why + "; stopping the other " + std::to_string(running) + " rank(s)");
+    if (running > 0) say(why + "; stopping " + which + std::to_string(running) + " rank(s)");
     else say(why);
     for (Rank& r : ranks)
       if (r.running) ::kill(-r.pid, SIGTERM);
@@ -288,7 +288,8 @@ Result<int> run_job(const Plan& plan, const RunOptions& options) {
         stop_all(status, "rank " + std::to_string(r.rank) + " (" + plan.hosts[r.host].name + ", local rank " +
                              std::to_string(r.local) + ") " +
                              (WIFSIGNALED(ws) ? "was killed by signal " + std::to_string(WTERMSIG(ws))
-                                              : "exited with status " + std::to_string(status)));
+                                              : "exited with status " + std::to_string(status)),
+                 "the other ");
     }
     if (running == 0) {
       // Output still buffered in the pipes is read by the loop; a stray grandchild that

@@ -69,7 +69,7 @@ std::vector<std::string> existing_testbeds() {
 }
 
 Status up(const Plan& plan, bool replace) {
-  if (!is_root()) return root_required("xm testbed up");
+  if (!is_root()) return root_required();
   Result<StateLock> lock = StateLock::acquire();
   if (!lock) return Error{lock.error().message};
   std::vector<std::string> existing = namespaces_of(plan.name);
@@ -91,14 +91,14 @@ Status up(const Plan& plan, bool replace) {
 
 Result<Removed> down(const std::string& name) {
   if (Status s = check_name(name); !s) return Error{s.message()};
-  if (!is_root()) return root_required("xm testbed down");
+  if (!is_root()) return root_required();
   Result<StateLock> lock = StateLock::acquire();
   if (!lock) return Error{lock.error().message};
   return remove_testbed(name);
 }
 
 Result<std::vector<std::string>> down_all() {
-  if (!is_root()) return root_required("xm testbed down");
+  if (!is_root()) return root_required();
   Result<StateLock> lock = StateLock::acquire();
   if (!lock) return Error{lock.error().message};
   std::vector<std::string> names = existing_testbeds();
@@ -109,7 +109,7 @@ Result<std::vector<std::string>> down_all() {
 
 Result<std::string> apply_fault(const std::string& name, const Fault& fault) {
   if (Status s = check_name(name); !s) return Error{s.message()};
-  if (!is_root()) return root_required("xm testbed fault");
+  if (!is_root()) return root_required();
   Result<StateLock> lock = StateLock::acquire();
   if (!lock) return Error{lock.error().message};
   Result<Plan> loaded = load_state(name);

@@ -174,7 +174,7 @@ Status open_sockets(Flow& f) {
 
 Result<std::vector<FlowResult>> probe(const Plan& plan, const std::vector<FlowSpec>& specs, uint64_t bytes,
                                       double timeout_s) {
-  if (!is_root()) return root_required("xm testbed probe");
+  if (!is_root()) return root_required();
   if (specs.empty()) return Error{"no flow to probe"};
   std::vector<Flow> flows(specs.size());
   for (size_t i = 0; i < specs.size(); ++i) {

@@ -83,11 +83,12 @@ std::vector<Batch> setup_batches(const Plan& plan) {
   }
 
   // The ToRs: a bridge per rail with every host's NIC and the spine link as ports.
+  // Without multicast snooping the bridge sends no IGMP reports of its own.
   Batch fab{"ip", plan.fabric_netns, {"link set lo up"}};
   Batch spine{"ip", plan.spine_netns, {"link set lo up"}};
   Batch fdb{"bridge", plan.fabric_netns, {}};
   for (const RailPlan& r : plan.rails) {
-    fab.lines.push_back("link add " + r.bridge + " type bridge stp_state 0 forward_delay 0");
+    fab.lines.push_back("link add " + r.bridge + " type bridge stp_state 0 forward_delay 0 mcast_snooping 0");
     fab.lines.push_back("link set " + r.bridge + " up");
     for (const HostPlan& h : plan.hosts) {
       const NicPlan* n = plan.find_nic(h.name + "/nic" + std::to_string(r.rail));

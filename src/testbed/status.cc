@@ -119,8 +119,9 @@ std::string snapshot_text(const Snapshot& s) {
   const Plan& p = s.plan;
   std::string out = "testbed " + p.name + ": " + std::to_string(p.hosts.size()) + " hosts × " +
                     std::to_string(p.rails.size()) + " rails, 10." + std::to_string(p.subnet) + ".0.0/16, MTU " +
-                    std::to_string(p.mtu) + " (" + p.source + ")\n\n";
-  out += "host  netns            nic    address          rate       state       tx bytes       rx bytes\n";
+                    std::to_string(p.mtu) + " (spec: " + p.source + ")\n\n";
+  out += pad("host", 6) + pad("netns", 17) + pad("nic", 7) + pad("address", 17) + pad("rate", 11) + pad("state", 6) +
+         rpad("tx bytes", 15) + rpad("rx bytes", 15) + "\n";
   for (size_t i = 0; i < p.hosts.size(); ++i)
     for (size_t k = 0; k < p.hosts[i].nics.size(); ++k) {
       const NicPlan& n = p.hosts[i].nics[k];
@@ -130,12 +131,13 @@ std::string snapshot_text(const Snapshot& s) {
              rpad(with_commas(c.rx_bytes), 15) + "\n";
     }
   out += "\nspine (" + p.spine_netns + ")\n";
-  out += "link   address          rate       state  into spine   out of spine\n";
+  out += pad("link", 7) + pad("address", 17) + pad("rate", 11) + pad("state", 6) + rpad("into spine", 15) +
+         rpad("out of spine", 15) + "\n";
   for (size_t r = 0; r < p.rails.size(); ++r) {
     const RailPlan& rail = p.rails[r];
     const LinkCounters& c = s.spine[r];
     out += pad(rail.spine_ifname, 7) + pad(rail.address + "/24", 17) + pad(rate_string(rail.rate_bps), 11) +
-           pad(c.up ? "up" : "down", 6) + rpad(with_commas(c.rx_bytes), 11) + rpad(with_commas(c.tx_bytes), 15) + "\n";
+           pad(c.up ? "up" : "down", 6) + rpad(with_commas(c.rx_bytes), 15) + rpad(with_commas(c.tx_bytes), 15) + "\n";
   }
   return out;
 }

@@ -152,8 +152,8 @@ Status run_batch(const Batch& batch) {
 
 bool is_root() { return ::geteuid() == 0; }
 
-Error root_required(const std::string& command) {
-  return Error{command + ": must run as root: the testbed creates network namespaces, veth links, bridges and "
+Error root_required() {
+  return Error{"must run as root: the testbed creates network namespaces, veth links, bridges and "
                "tc qdiscs, which need CAP_SYS_ADMIN and CAP_NET_ADMIN (try sudo)"};
 }
 

@@ -33,7 +33,7 @@ Status run_batch(const Batch& batch);
 // Whether this process may create namespaces and links (effective uid 0).
 bool is_root();
 // The error every testbed command gives when !is_root().
-Error root_required(const std::string& command);
+Error root_required();
 
 // Names in /run/netns (the named network namespaces), sorted.
 std::vector<std::string> list_netns();
