@@ -3,6 +3,9 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <chrono>
+#include <map>
+#include <thread>
 #include <filesystem>
 #include <regex>
 #include <set>
@@ -10,6 +13,7 @@
 
 #include "testbed/setup.h"
 #include "testbed/state.h"
+#include "testbed/status.h"
 #include "testbed/system.h"
 #include "testbed/units.h"
 
@@ -44,6 +48,34 @@ Result<Removed> remove_testbed(const std::string& name) {
   return removed;
 }
 
+// Waits until every (namespace, interface) in `links` reports operstate UP (or, for
+// !up, anything else). The kernel applies carrier changes in its linkwatch work, up to a
+// second later, and only then attaches the qdisc or marks routes dead: until then a
+// new link drops everything and a cut one still carries traffic.
+Status wait_links(const std::vector<std::pair<std::string, std::string>>& links, bool up) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    std::string pending;
+    std::map<std::string, std::map<std::string, LinkCounters>> seen;
+    for (const auto& [ns, dev] : links) {
+      if (!seen.count(ns)) {
+        std::vector<std::string> argv{"ip", "-n", ns, "-s", "-j", "link", "show"};
+        Result<std::string> out = run_command(argv);
+        if (!out) return Error{out.error().message};
+        Result<std::map<std::string, LinkCounters>> parsed = parse_link_stats(*out, command_line(argv));
+        if (!parsed) return Error{parsed.error().message};
+        seen[ns] = std::move(parsed).value();
+      }
+      auto it = seen[ns].find(dev);
+      if (it == seen[ns].end() || it->second.up != up) pending = dev + " in " + ns;
+    }
+    if (pending.empty()) return Status::Ok();
+    if (std::chrono::steady_clock::now() > deadline)
+      return Error{"timed out waiting for " + pending + " to go " + (up ? "up" : "down")};
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 Status build(const Plan& plan) {
   if (Status s = save_state(plan); !s) return s;
   if (Status s = run_batch(create_namespaces(plan)); !s) return s;
@@ -53,7 +85,12 @@ Status build(const Plan& plan) {
     if (Status s = write_sysctls(h.netns, host_sysctls()); !s) return s;
   for (const Batch& b : setup_batches(plan))
     if (Status s = run_batch(b); !s) return s;
-  return Status::Ok();
+  std::vector<std::pair<std::string, std::string>> links;
+  for (const HostPlan& h : plan.hosts)
+    for (const NicPlan& n : h.nics) links.push_back({h.netns, n.ifname}), links.push_back({plan.fabric_netns, n.fabric_port});
+  for (const RailPlan& r : plan.rails)
+    links.push_back({plan.fabric_netns, r.uplink}), links.push_back({plan.spine_netns, r.spine_ifname});
+  return wait_links(links, true);
 }
 
 }  // namespace
@@ -146,6 +183,8 @@ Result<std::string> apply_fault(const std::string& name, const Fault& fault) {
       Result<std::string> r =
           run_command({"ip", "-n", plan.fabric_netns, "link", "set", tor_dev, up ? "up" : "down"});
       if (!r) return Error{r.error().message};
+      // The near end (NIC or spine port) follows the ToR port once the kernel noticed.
+      if (Status s = wait_links({{near_ns, near_dev}, {plan.fabric_netns, tor_dev}}, up); !s) return Error{s.message()};
       return what + (up ? " restored" : " cut (ToR port " + tor_dev + " down)");
     }
     case FaultAction::kRate:
