@@ -10,6 +10,8 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -162,6 +164,8 @@ TEST_F(Testbed, RailAffinityShowsOnTheSpineCounters) {
   // Across rails: ToR 0 -> spine -> ToR 1, the bytes and their headers (under 2 %).
   ASSERT_TRUE(probe("h0/nic0=h1/nic1", "4M", 10).is_object());
   uint64_t into_spine = spine(0, "rx_bytes") - in0, out_of_spine = spine(1, "tx_bytes") - out1;
+  std::cout << "[measured] 4 MiB across rails: " << into_spine << " bytes into the spine from ToR 0, " << out_of_spine
+            << " out to ToR 1\n";
   EXPECT_GE(into_spine, bytes);
   EXPECT_LE(into_spine, bytes + bytes / 50);
   EXPECT_GE(out_of_spine, bytes);
@@ -175,11 +179,13 @@ TEST_F(Testbed, LineRateOneFlowAndTwoRails) {
   json one = probe("h0/nic0=h1/nic0", "16M", 20);
   ASSERT_TRUE(one.is_object());
   double single = one["total_mbit_per_s"];
+  std::cout << "[measured] one flow on one 400mbit rail: " << single << " Mbit/s\n";
   EXPECT_GE(single, 0.95 * 400) << "one TCP flow on one 400mbit rail";
   EXPECT_LE(single, 1.02 * 400);
   json two = probe("h0/nic0=h1/nic0 h0/nic1=h1/nic1", "16M", 20);
   ASSERT_TRUE(two.is_object());
   double both = two["total_mbit_per_s"];
+  std::cout << "[measured] two flows on two rails: " << both << " Mbit/s (" << both / single << " × one)\n";
   EXPECT_GE(both, 1.9 * single) << "two rails should carry twice one";
   EXPECT_LE(both, 2.05 * single);
 }
@@ -191,6 +197,7 @@ TEST_F(Testbed, ShapingFaultRateDownAndUp) {
   json a = probe("h0/nic0=h1/nic0", "5M", 10);
   ASSERT_TRUE(a.is_object());
   double t1 = a["flows"][0]["seconds"];
+  std::cout << "[measured] 5 MiB at 200mbit: " << t1 << " s (ideal " << ideal << " s)\n";
   EXPECT_NEAR(t1, ideal, 0.1 * ideal);
 
   Outcome half = xm("testbed fault --name " + name_ + " --link h1/nic0 --rate 100mbit");
@@ -199,6 +206,7 @@ TEST_F(Testbed, ShapingFaultRateDownAndUp) {
   json b = probe("h0/nic0=h1/nic0", "5M", 10);
   ASSERT_TRUE(b.is_object());
   double t2 = b["flows"][0]["seconds"];
+  std::cout << "[measured] 5 MiB at 100mbit: " << t2 << " s (" << t2 / t1 << " × the first)\n";
   EXPECT_NEAR(t2, 2 * ideal, 0.2 * ideal);
   EXPECT_NEAR(t2 / t1, 2.0, 0.2);
 
@@ -219,12 +227,40 @@ TEST_F(Testbed, ShapingFaultRateDownAndUp) {
 TEST_F(Testbed, SpineFaultCutsOnlyCrossRailTraffic) {
   up("--hosts 2 --rails 2 --spine-rate 100mbit");
   EXPECT_EQ(status()["spine"]["links"][1]["rate"], "100mbit");
+  // The thin spine, not the 400mbit NICs, sets the pace across rails.
+  json thin = probe("h0/nic0=h1/nic1", "2M", 10);
+  ASSERT_TRUE(thin.is_object());
+  EXPECT_NEAR(thin["total_mbit_per_s"].get<double>(), 100, 10);
   ASSERT_EQ(xm("testbed fault --name " + name_ + " --spine 1 --down").exit_code, 0);
   std::string error;
   EXPECT_TRUE(probe("h0/nic0=h1/nic1", "64k", 2, &error).is_null());
   EXPECT_TRUE(probe("h0/nic1=h1/nic1", "64k", 5).is_object()) << "same rail does not need the spine";
   ASSERT_EQ(xm("testbed fault --name " + name_ + " --spine 1 --up").exit_code, 0);
   EXPECT_TRUE(probe("h0/nic0=h1/nic1", "64k", 5).is_object());
+}
+
+TEST_F(Testbed, UpFromASpec) {
+  std::string path = "/tmp/xm-testbed-spec-" + name_ + ".yaml";
+  {
+    std::ofstream f(path);
+    f << "name: small\nservers: 3\nserver:\n  accelerators: 2\n  nics:\n"
+         "    - {name: mlx5_0, rail: 0, gbps: 100}\n    - {name: mlx5_1, rail: 2, gbps: 200}\n"
+         "fabric:\n  kind: rail-optimized\n  tor: {ports: 8, servers: 3}\n";
+  }
+  up("--spec " + path + " --subnet 91");
+  std::filesystem::remove(path);
+  json s = status();
+  ASSERT_EQ(s["hosts"].size(), 3u);
+  const json& nic = s["hosts"][2]["nics"][1];
+  EXPECT_EQ(nic["name"], "nic2");
+  EXPECT_EQ(nic["device"], "mlx5_1");
+  EXPECT_EQ(nic["address"], "10.91.2.3");
+  EXPECT_EQ(nic["rate"], "200mbit");  // 200 Gbit/s scaled 1:1000
+  EXPECT_EQ(s["hosts"][0]["nics"][0]["rate"], "100mbit");
+  EXPECT_EQ(s["spine"]["links"][0]["rate"], "300mbit");  // non-blocking: 3 × 100mbit
+  EXPECT_EQ(s["spine"]["links"][1]["rate"], "600mbit");
+  EXPECT_EQ(s["spine"]["links"][1]["address"], "10.91.2.254");
+  EXPECT_TRUE(probe("h0/mlx5_0=h2/mlx5_1", "64k", 5).is_object());
 }
 
 TEST_F(Testbed, RunGivesEveryRankItsEnvironment) {
