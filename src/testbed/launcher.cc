@@ -184,7 +184,7 @@ std::string new_secret() {
   std::random_device rd;  // the kernel's random source on Linux
   static const char* hex = "0123456789abcdef";
   std::string s;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < 8; ++i) {
     uint32_t v = rd();
     for (int j = 0; j < 4; ++j) {
       s += hex[v & 0xf];

@@ -36,7 +36,7 @@ using Env = std::vector<std::pair<std::string, std::string>>;
 Env rank_env(const Plan& plan, uint32_t host, uint32_t local, const RunOptions& options, uint16_t master_port,
              const std::string& secret);
 
-// 32 hex characters from the kernel's random source.
+// A job secret as xccl wants it: 32 random bytes from the kernel, as 64 hex digits.
 std::string new_secret();
 
 // A port nobody listens on at host 0's first NIC address, inside its namespace.

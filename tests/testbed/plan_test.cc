@@ -212,7 +212,7 @@ TEST(Launcher, TorchrunAndXcclEnvironment) {
 
 TEST(Launcher, SecretsAreFreshHex) {
   std::string a = new_secret(), b = new_secret();
-  EXPECT_EQ(a.size(), 32u);
+  EXPECT_EQ(a.size(), 64u);  // what xccl's XCCL_SECRET takes
   EXPECT_NE(a, b);
   EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos);
 }

@@ -281,8 +281,8 @@ TEST_F(Testbed, RunGivesEveryRankItsEnvironment) {
                    "'echo $WORLD_SIZE $LOCAL_WORLD_SIZE $MASTER_ADDR $XCCL_RAILS $XM_TESTBED_HOST $XM_TESTBED_RAILS "
                    "${#XCCL_SECRET} $MASTER_PORT'");
   ASSERT_EQ(own.exit_code, 0) << own.out;
-  EXPECT_TRUE(contains(own.out, "[rank 3] 8 2 10.77.0.1 10.77.1.2@0.4 1 1 32 ")) << own.out;
-  EXPECT_TRUE(contains(own.out, "[rank 6] 8 2 10.77.0.1 10.77.0.4@0.4 3 0 32 ")) << own.out;
+  EXPECT_TRUE(contains(own.out, "[rank 3] 8 2 10.77.0.1 10.77.1.2@0.4 1 1 64 ")) << own.out;
+  EXPECT_TRUE(contains(own.out, "[rank 6] 8 2 10.77.0.1 10.77.0.4@0.4 3 0 64 ")) << own.out;
   // the ranks of a host share its namespace
   Outcome ns = xm("testbed run --name " + name_ + " -k 2 -- sh -c 'echo $RANK $(readlink /proc/self/ns/net)'");
   std::regex pair("([0-9]) net:\\[([0-9]+)\\]");
