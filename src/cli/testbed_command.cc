@@ -164,11 +164,10 @@ void add_fault(CLI::App& tb, int& exit_code) {
   CLI::App* cmd = tb.add_subcommand("fault", "cut, restore or re-rate one link");
   add_name_option(cmd, a->name);
   auto* link = cmd->add_option("--link", a->link, "a host's link: h<i>/nic<r>");
-  auto* spine = cmd->add_option("--spine", a->spine, "the spine link of rail r")->excludes(link);
+  cmd->add_option("--spine", a->spine, "the spine link of rail r")->excludes(link);
   auto* down = cmd->add_flag("--down", a->down, "cut the link (the ToR port goes down; the NIC loses carrier)");
   auto* up = cmd->add_flag("--up", a->up, "restore it")->excludes(down);
   cmd->add_option("--rate", a->rate, "new rate for both directions, tc units (200mbit)")->excludes(down)->excludes(up);
-  (void)spine;
   cmd->callback([a, &exit_code] {
     if (a->link.empty() && !a->spine)
       return void(fail("fault", "which link? give --link h<i>/nic<r> or --spine <rail>", 2, exit_code));

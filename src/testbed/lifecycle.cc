@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <map>
-#include <thread>
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "testbed/setup.h"
 #include "testbed/state.h"
