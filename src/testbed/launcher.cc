@@ -29,7 +29,8 @@ volatile std::sig_atomic_t g_interrupted = 0;  // the signal that asked the job 
 
 extern "C" void on_stop_signal(int sig) { g_interrupted = sig; }
 
-// Installs on_stop_signal for SIGINT, SIGTERM and SIGHUP; restores the old handlers.
+// Installs on_stop_signal for SIGINT, SIGTERM and SIGHUP, and ignores SIGPIPE (a closed
+// stdout must not kill the launcher and orphan the ranks); restores all four.
 class StopSignals {
  public:
   StopSignals() {
@@ -38,14 +39,18 @@ class StopSignals {
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
     for (int i = 0; i < 3; ++i) ::sigaction(kSignals[i], &sa, &old_[i]);
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGPIPE, &ignore, &old_[3]);
   }
   ~StopSignals() {
     for (int i = 0; i < 3; ++i) ::sigaction(kSignals[i], &old_[i], nullptr);
+    ::sigaction(SIGPIPE, &old_[3], nullptr);
   }
 
  private:
   static constexpr int kSignals[3] = {SIGINT, SIGTERM, SIGHUP};
-  struct sigaction old_[3];
+  struct sigaction old_[4];
 };
 
 struct Rank {
@@ -126,6 +131,7 @@ Status start_rank(Rank& r, const std::string& netns, const RunOptions& options, 
   if (pid < 0) return Error{std::string("fork: ") + std::strerror(errno)};
   if (pid == 0) {
     ::setpgid(0, 0);
+    ::signal(SIGPIPE, SIG_DFL);  // ignored in the launcher only
     if (options.prefix) {
       ::dup2(pipes[0][1], 1);
       ::dup2(pipes[1][1], 2);

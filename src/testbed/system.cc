@@ -8,7 +8,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <filesystem>
 #include <cassert>
@@ -63,6 +65,22 @@ Finished spawn_and_wait(const std::vector<std::string>& argv, const std::string&
   Fds p;  // 0,1: stdin pipe; 2,3: stdout pipe; 4,5: stderr pipe
   for (int i = 0; i < 6; i += 2)
     if (::pipe2(&p.fd[i], O_CLOEXEC) != 0) return {"", "", "pipe: " + errno_text(errno)};
+  // A command that exits before reading all of its input must not kill us with SIGPIPE:
+  // ignore it here, and give the child the default back.
+  struct sigaction ignore {}, old {};
+  ignore.sa_handler = SIG_IGN;
+  ::sigaction(SIGPIPE, &ignore, &old);
+  struct RestorePipe {
+    struct sigaction* old;
+    ~RestorePipe() { ::sigaction(SIGPIPE, old, nullptr); }
+  } restore{&old};
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t defaults;
+  sigemptyset(&defaults);
+  sigaddset(&defaults, SIGPIPE);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, p.fd[0], 0);
@@ -72,8 +90,9 @@ Finished spawn_and_wait(const std::vector<std::string>& argv, const std::string&
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
-  int err = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  int err = ::posix_spawnp(&pid, args[0], &actions, &attr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
   if (err != 0) return {"", "", "cannot start " + argv[0] + ": " + errno_text(err)};
   p.close(0);
   p.close(3);
