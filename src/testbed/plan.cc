@@ -166,7 +166,11 @@ Tbf tbf_for(uint64_t rate_bps, uint32_t mtu) {
   uint64_t bytes_per_ms = rate_bps / 8 / 1000;
   Tbf t;
   t.burst_bytes = std::max<uint64_t>(bytes_per_ms, 65536 + 2 * uint64_t{mtu});
-  t.limit_bytes = std::max<uint64_t>(t.burst_bytes + 5 * bytes_per_ms, 4 * t.burst_bytes);
+  // A deep port buffer (kQueueMs of line rate, 2.5 MB at 400 Mbit/s): the incast of a
+  // collective (several senders into one NIC) queues as in a lossless fabric instead of
+  // dropping into TCP's retransmission timers, which are not what a run should measure.
+  constexpr uint64_t kQueueMs = 50;
+  t.limit_bytes = std::max<uint64_t>(t.burst_bytes + kQueueMs * bytes_per_ms, 4 * t.burst_bytes);
   return t;
 }
 
