@@ -102,7 +102,7 @@ run() {
            XCCL_DEBUG=INFO XCCL_DEBUG_SUBSYS=COLL "$XCCL" "$coll" "${SWEEP[@]}" -c 1) ;;
   esac
   if ! "${cmd[@]}" >"$WORK/out" 2>"$WORK/err"; then
-    tail -20 "$WORK/out" "$WORK/err" >&2
+    tail -n 20 "$WORK/out" "$WORK/err" >&2
     die "failed: ${cmd[*]}"
   fi
   after=$(counters)

@@ -354,3 +354,29 @@ TEST_F(Testbed, NotRootIsAClearError) {
 }
 
 }  // namespace
+
+// xccl across a 4-host × 2-rail testbed, every collective checked exactly by xccl-perf:
+// the rail-aware algorithms (hierarchical all-reduce, PXN all-to-all) with two ranks per
+// host (shared memory inside, local rank l on NIC l), the flat ones for comparison, and
+// one rank per host striping over both NICs.
+TEST_F(Testbed, XcclCollectivesAcrossTheTestbedAreExact) {
+  up("--hosts 4 --rails 2 --rate 2gbit");
+  struct Case {
+    const char *ranks_per_host, *rails, *algo, *collective;
+  } cases[] = {
+      {"2", "own", "", "all_reduce"},           {"2", "own", "hierarchical", "all_reduce"},
+      {"2", "own", "ring", "all_reduce"},       {"2", "own", "recursive-doubling", "all_reduce"},
+      {"2", "own", "pxn", "alltoall"},          {"2", "own", "pairwise", "alltoall"},
+      {"2", "own", "", "all_gather"},           {"2", "own", "", "reduce_scatter"},
+      {"1", "all", "", "all_reduce"},           {"1", "all", "", "alltoall"},
+  };
+  for (const Case& c : cases) {
+    std::string env = std::string(*c.algo ? std::string("XCCL_ALGO=") + c.collective + ":" + c.algo : "XCCL_DEBUG=WARN");
+    Outcome r = xm("testbed run --name " + name_ + " --timeout 120 --ranks-per-host " + c.ranks_per_host + " --rails " +
+                   c.rails + " -- env " + env + " '" XCCL_PERF_BINARY "' " + c.collective +
+                   " -b 1000 -e 300000 -f 17 -n 2 -w 1 -c 1 -d int32 -o sum");
+    std::string what = std::string(c.collective) + " " + c.algo + " ranks/host " + c.ranks_per_host;
+    EXPECT_EQ(r.exit_code, 0) << what << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, "Out of bounds values : 0 OK")) << what << "\n" << r.out;
+  }
+}
