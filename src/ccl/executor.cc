@@ -163,6 +163,18 @@ bool Executor::finish_relay(uint32_t i) {
   return true;
 }
 
+void Executor::wait_for_peers(const Plan& plan) {
+  // Every pending link a socket: sleep until one is ready (1 ms at most, for copies
+  // and cancellation), giving the core to ranks that have work. Else just yield.
+  poll_fds_.clear();
+  for (int p : plan.active_peers_) {
+    bool sending = send_head_[p] < plan.sends_[p].size(), receiving = recv_head_[p] < plan.recvs_[p].size();
+    if ((sending || receiving) && !links_[p]->wait_fds(sending, poll_fds_)) return void(sched_yield());
+  }
+  if (poll_fds_.empty()) return void(sched_yield());
+  ::poll(poll_fds_.data(), poll_fds_.size(), 1);
+}
+
 Status Executor::run(const Plan& plan, const CollectiveArgs& args, const ExecBuffers& buffers,
                      std::span<Link* const> links, const ExecOptions& options) {
   plan_ = &plan;
@@ -221,7 +233,7 @@ Status Executor::run(const Plan& plan, const CollectiveArgs& args, const ExecBuf
     // Nothing to do until a peer moves: spin briefly (the peer is usually on another
     // core), then give the core away; at once when ranks outnumber cores.
     ++idle;
-    if (options.yield_at_once || idle > 256) sched_yield();
+    if (options.yield_at_once || idle > 256) wait_for_peers(plan);
     if (options.cancel && options.cancel->load(std::memory_order_relaxed)) return Error{"aborted"};
     if ((idle & 255) != 0) continue;
     auto now = std::chrono::steady_clock::now();

@@ -6,8 +6,11 @@
 // reports it through status(); the executor then fails the collective.
 #pragma once
 
+#include <poll.h>
+
 #include <cstddef>
 #include <span>
+#include <vector>
 #include <string>
 
 #include "ccl/fifo.h"
@@ -38,6 +41,10 @@ class Link {
   virtual void commit(size_t /*bytes*/) {}
   // Moves bytes along for transports that need it (sockets); shared memory does nothing.
   virtual void progress() {}
+  // For an idle rank to sleep in the kernel instead of spinning: appends the descriptors
+  // whose readiness would let this link move (reading; and writing when `sending`).
+  // False when the link cannot be waited on that way (shared memory).
+  virtual bool wait_fds(bool /*sending*/, std::vector<pollfd>& /*out*/) const { return false; }
   // Tells the peer this rank is gone (abort): its pending steps with us fail at once.
   virtual void close() {}
   // Ok while the link can still carry what is asked of it; an error once the peer is

@@ -9,8 +9,8 @@ std::vector<uint32_t> append_phase(Schedule& s, const Schedule& phase, std::span
   s.scratch_elements += phase.scratch_elements;
   auto place = [&](Region r) {
     switch (r.buffer) {
-      case Buffer::kInput: return Region{where.input.buffer, where.input.offset + r.offset};
-      case Buffer::kOutput: return Region{where.output.buffer, where.output.offset + r.offset};
+      case Buffer::kInput: return Region{where.input.buffer, where.input.place(r.offset)};
+      case Buffer::kOutput: return Region{where.output.buffer, where.output.place(r.offset)};
       case Buffer::kScratch: return Region{Buffer::kScratch, scratch_base + r.offset};
       default: return r;
     }

@@ -10,10 +10,14 @@
 
 namespace xm::ccl {
 
-// Where a phase's buffer lies in the whole schedule's buffers.
+// Where a phase's buffer lies in the whole schedule's buffers: at `offset`; or, when
+// `block` is set, the phase's blocks of `block` elements are `stride` apart (a slice of
+// every rank's block of a larger buffer). Offsets in elements.
 struct Placement {
   BufferId buffer;
-  uint64_t offset = 0;  // elements
+  uint64_t offset = 0;
+  uint64_t block = 0, stride = 0;
+  uint64_t place(uint64_t o) const { return offset + (block ? o / block * stride + o % block : o); }
 };
 
 struct PhaseBuffers {
