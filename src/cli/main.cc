@@ -1,6 +1,7 @@
 // xm: the xingmai command line. Thin: parses, then calls the libraries.
 #include <CLI/CLI.hpp>
 
+#include "cli/sim_command.h"
 #include "cli/testbed_command.h"
 #include "cli/topo_command.h"
 
@@ -9,6 +10,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "xm 0.1.0");
   int exit_code = 0;
   xm::cli::add_topo_commands(app, exit_code);
+  xm::cli::add_sim_commands(app, exit_code);
   xm::cli::add_testbed_commands(app, exit_code);
   try {
     app.parse(argc, argv);

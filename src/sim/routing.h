@@ -1,0 +1,53 @@
+// How ports are laid out and where a switch forwards a packet.
+//
+// Wiring gives every node a contiguous range of ports, one per incident link (so a
+// switch's per-port state is a dense array), and pairs each port with the peer's port on
+// the same link. Routing holds, for every switch and destination host, the local ports
+// on a shortest path: the equal-cost set that ECMP hashes over. Hosts never forward.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "sim/topology.h"
+
+namespace xm::sim {
+
+using PortId = uint32_t;
+
+struct Wiring {
+  std::vector<PortId> first_port;  // node_count() + 1 offsets
+  std::vector<NodeIndex> owner;    // per port
+  std::vector<NodeIndex> peer_node;
+  std::vector<PortId> peer_port;   // the peer's port on the same link
+  std::vector<uint32_t> link;      // the link a port sends on
+
+  uint32_t ports_of(NodeIndex n) const { return first_port[n + 1] - first_port[n]; }
+  size_t port_count() const { return owner.size(); }
+};
+
+Wiring wire(const SimTopology& topology);
+
+class Routing {
+ public:
+  Routing(const SimTopology& topology, const Wiring& wiring);
+
+  // Local port indices (0-based within the switch) on shortest paths from switch `sw`
+  // to host `dst`. Empty only if unreachable (check_topology rules that out).
+  std::span<const uint16_t> next_hops(NodeIndex sw, uint32_t dst) const {
+    const size_t row = size_t(sw - hosts_) * (hosts_ + 1) + dst;
+    return {hops_.data() + begin_[row], hops_.data() + begin_[row + 1]};
+  }
+  // Links on one shortest path from host `src` to host `dst` (first equal-cost choice at
+  // every hop), in order. For ideal completion times and base RTTs.
+  std::vector<uint32_t> path_links(uint32_t src, uint32_t dst) const;
+
+ private:
+  const Wiring* wiring_;
+  uint32_t hosts_;
+  std::vector<uint32_t> begin_;
+  std::vector<uint16_t> hops_;
+};
+
+}  // namespace xm::sim

@@ -1,0 +1,90 @@
+#include "sim/run.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "sim/cc/cc.h"
+#include "sim/network.h"
+#include "sim/plot.h"
+#include "sim/workload/hpcc_io.h"
+
+namespace xm::sim {
+namespace {
+
+Status write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  if (!out) return Error{path.string() + ": cannot write"};
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<std::vector<Report>> run_scenario(const Scenario& scenario, const RunSettings& settings) {
+  Result<SimTopology> topology = scenario_topology(scenario);
+  if (!topology) return Error{topology.error().message};
+  Result<std::vector<FlowSpec>> flows = scenario_flows(scenario, *topology);
+  if (!flows) return Error{flows.error().message};
+  if (flows->empty()) return Error{scenario.source + ": the traffic makes no flow"};
+  Time traffic_end;
+  for (const FlowSpec& f : *flows) traffic_end = max(traffic_end, f.start);
+
+  const std::vector<std::string>& names = settings.cc.empty() ? scenario.cc : settings.cc;
+  Rate line;
+  for (const SimLink& l : topology->links)
+    if (topology->is_host(l.a) || topology->is_host(l.b)) line = max(line, l.rate);
+  // Check every name before the first long run.
+  for (const std::string& name : names)
+    if (auto cc = make_cc(name, line); !cc) return Error{cc.error().message};
+  if (!settings.out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(settings.out_dir, ec);
+    if (ec) return Error{settings.out_dir + ": " + ec.message()};
+  }
+
+  std::vector<Report> reports;
+  for (size_t i = 0; i < names.size(); ++i) {
+    std::unique_ptr<CongestionControl> cc = std::move(make_cc(names[i], line)).value();
+    Network net(*topology, scenario.network, *cc, scenario.seed);
+    for (const FlowSpec& f : *flows)
+      if (Result<uint32_t> id = net.add_flow(f); !id) return Error{scenario.source + ": " + id.error().message};
+    const auto t0 = std::chrono::steady_clock::now();
+    auto wall = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+    Progress p;
+    p.cc = names[i], p.run = i, p.runs = names.size(), p.traffic_end = traffic_end, p.flows = flows->size();
+    net.run(scenario.stop, [&](const Network& n) {
+      if (!settings.progress) return;
+      p.now = n.now(), p.flows_done = n.counters().flows_done, p.events = n.events(), p.wall_seconds = wall();
+      settings.progress(p);
+    });
+    Report rep = make_report(net, scenario.buckets.empty() ? default_buckets() : scenario.buckets);
+    rep.scenario = scenario.name;
+    rep.cc = names[i];
+    rep.seed = scenario.seed;
+    rep.wall_seconds = wall();
+    rep.events_per_second = rep.wall_seconds > 0 ? double(rep.events) / rep.wall_seconds : 0;
+    rep.peak_rss_kb = peak_rss_kb();
+    if (settings.progress) {
+      p.now = net.now(), p.flows_done = net.counters().flows_done, p.events = net.events();
+      p.wall_seconds = rep.wall_seconds, p.finished = true;
+      settings.progress(p);
+    }
+    if (!settings.out_dir.empty()) {
+      const std::filesystem::path dir = std::filesystem::path(settings.out_dir) / names[i];
+      std::filesystem::create_directories(dir);
+      if (Status s = write_file(dir / "fct.txt", format_hpcc_fct(net)); !s) return Error{s.message()};
+    }
+    reports.push_back(std::move(rep));
+  }
+  if (!settings.out_dir.empty()) {
+    const std::filesystem::path dir(settings.out_dir);
+    for (auto [file, text] : {std::pair{"summary.csv", summary_csv(reports)}, {"slowdown.csv", slowdown_csv(reports)},
+                              {"results.json", reports_json(reports)},
+                              {"slowdown.svg", slowdown_svg(reports, scenario.name + ": FCT slowdown by flow size")}})
+      if (Status s = write_file(dir / file, text); !s) return Error{s.message()};
+  }
+  return reports;
+}
+
+}  // namespace xm::sim

@@ -1,0 +1,36 @@
+// Running a scenario: one simulation per algorithm on the same flows, then the reports,
+// the HPCC-format FCT files and the plot. `xm sim run` is a thin shell around this.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sim/report.h"
+#include "sim/scenario.h"
+#include "util/result.h"
+
+namespace xm::sim {
+
+// Called about every million events and once when an algorithm's run ends.
+struct Progress {
+  std::string cc;
+  size_t run = 0, runs = 0;      // which algorithm of how many
+  Time now, traffic_end;         // simulated time, and when the last flow starts
+  size_t flows_done = 0, flows = 0;
+  uint64_t events = 0;
+  double wall_seconds = 0;       // of this algorithm's run
+  bool finished = false;
+};
+
+struct RunSettings {
+  std::vector<std::string> cc;   // overrides the scenario's list when not empty
+  std::string out_dir;           // where to write results; empty: nothing written
+  std::function<void(const Progress&)> progress;
+};
+
+// Runs every algorithm in turn. Writes, under out_dir: <cc>/fct.txt (HPCC format),
+// summary.csv, slowdown.csv, results.json and slowdown.svg.
+Result<std::vector<Report>> run_scenario(const Scenario& scenario, const RunSettings& settings);
+
+}  // namespace xm::sim

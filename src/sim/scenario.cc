@@ -1,0 +1,278 @@
+#include "sim/scenario.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <set>
+#include <sstream>
+
+#include "sim/random.h"
+#include "sim/workload/cdf.h"
+#include "sim/workload/hpcc_io.h"
+#include "topo/spec_io.h"
+
+namespace xm::sim {
+namespace {
+
+struct ScenarioError {
+  std::string text;
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string source) : source_(std::move(source)) {}
+
+  [[noreturn]] void fail(const YAML::Node& at, const std::string& field, const std::string& message) const {
+    const YAML::Mark m = at.Mark();
+    std::string where = source_;
+    if (!m.is_null()) where += ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
+    throw ScenarioError{where + ": " + (field.empty() ? "" : field + ": ") + message};
+  }
+
+  // Refuses keys outside `known` (and any key twice).
+  void keys(const YAML::Node& map, const std::string& path, std::initializer_list<const char*> known) const {
+    if (!map.IsMap()) fail(map, path, "expected a mapping");
+    std::set<std::string> allowed(known.begin(), known.end()), seen;
+    for (const auto& kv : map) {
+      const std::string key = kv.first.as<std::string>();
+      if (!allowed.count(key)) {
+        std::string list;
+        for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
+        fail(kv.first, join(path, key), "unknown field; expected one of: " + list);
+      }
+      if (!seen.insert(key).second) fail(kv.first, join(path, key), "given twice");
+    }
+  }
+
+  static std::string join(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
+
+  double number(const YAML::Node& n, const std::string& field, double lo, double hi) const {
+    double v = 0;
+    try {
+      v = n.as<double>();
+    } catch (const YAML::Exception&) {
+      fail(n, field, "expected a number, got \"" + (n.IsScalar() ? n.Scalar() : std::string("a list or mapping")) + "\"");
+    }
+    if (!(v >= lo && v <= hi)) fail(n, field, "must be in [" + trim(lo) + ", " + trim(hi) + "], got " + n.Scalar());
+    return v;
+  }
+  uint64_t whole(const YAML::Node& n, const std::string& field, uint64_t lo, uint64_t hi) const {
+    uint64_t v = 0;
+    try {
+      v = n.as<uint64_t>();
+    } catch (const YAML::Exception&) {
+      fail(n, field, "expected a whole number, got \"" + (n.IsScalar() ? n.Scalar() : std::string("a list or mapping")) + "\"");
+    }
+    if (v < lo || v > hi) fail(n, field, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + n.Scalar());
+    return v;
+  }
+  bool boolean(const YAML::Node& n, const std::string& field) const {
+    try {
+      return n.as<bool>();
+    } catch (const YAML::Exception&) {
+      fail(n, field, "expected true or false");
+    }
+  }
+  std::string text(const YAML::Node& n, const std::string& field) const {
+    if (!n.IsScalar()) fail(n, field, "expected text");
+    return n.Scalar();
+  }
+
+ private:
+  static std::string trim(double v) {
+    std::ostringstream o;
+    o << v;
+    return o.str();
+  }
+  std::string source_;
+};
+
+std::string resolve(const std::string& dir, const std::string& path) {
+  if (path.empty() || std::filesystem::path(path).is_absolute()) return path;
+  return (std::filesystem::path(dir) / path).lexically_normal().string();
+}
+
+void read_network(const Reader& r, const YAML::Node& n, NetConfig& c) {
+  r.keys(n, "network",
+         {"mtu", "pfc", "ecn", "buffer_mb", "load_balancing", "ack_every", "kmin_kb_per_25g", "kmax_kb_per_25g", "pmax",
+          "headroom_rtts", "pfc_shift", "egress_shift", "reserve_bytes", "resume_offset_bytes", "rto_us",
+          "cnp_interval_us", "nack_interval_us", "header_bytes", "wire_gap_bytes"});
+  auto f = [](const char* k) { return std::string("network.") + k; };
+  if (n["mtu"]) c.mtu_payload = uint32_t(r.whole(n["mtu"], f("mtu"), 64, 9000));
+  if (n["pfc"]) c.pfc = r.boolean(n["pfc"], f("pfc"));
+  if (n["ecn"]) c.ecn = r.boolean(n["ecn"], f("ecn"));
+  if (n["buffer_mb"]) c.buffer_mb = r.number(n["buffer_mb"], f("buffer_mb"), 0.01, 65536);
+  if (n["load_balancing"]) {
+    const std::string lb = r.text(n["load_balancing"], f("load_balancing"));
+    if (lb == "ecmp") c.load_balancing = LoadBalancing::kEcmp;
+    else if (lb == "spray") c.load_balancing = LoadBalancing::kSpray;
+    else r.fail(n["load_balancing"], f("load_balancing"), "expected ecmp or spray, got \"" + lb + "\"");
+  }
+  if (n["ack_every"]) c.ack_every = uint32_t(r.whole(n["ack_every"], f("ack_every"), 1, 1024));
+  if (n["kmin_kb_per_25g"]) c.ecn_thresholds.kmin_kb_per_25g = r.number(n["kmin_kb_per_25g"], f("kmin_kb_per_25g"), 0, 1e6);
+  if (n["kmax_kb_per_25g"]) c.ecn_thresholds.kmax_kb_per_25g = r.number(n["kmax_kb_per_25g"], f("kmax_kb_per_25g"), 0, 1e6);
+  if (c.ecn_thresholds.kmax_kb_per_25g <= c.ecn_thresholds.kmin_kb_per_25g)
+    r.fail(n, "network.kmax_kb_per_25g", "must be larger than kmin_kb_per_25g");
+  if (n["pmax"]) c.ecn_thresholds.pmax = r.number(n["pmax"], f("pmax"), 0, 1);
+  if (n["headroom_rtts"]) c.headroom_rtts = r.number(n["headroom_rtts"], f("headroom_rtts"), 0, 100);
+  if (n["pfc_shift"]) c.pfc_shift = uint32_t(r.whole(n["pfc_shift"], f("pfc_shift"), 0, 16));
+  if (n["egress_shift"]) c.egress_shift = uint32_t(r.whole(n["egress_shift"], f("egress_shift"), 0, 16));
+  if (n["reserve_bytes"]) c.reserve_bytes = uint32_t(r.whole(n["reserve_bytes"], f("reserve_bytes"), 0, 1 << 24));
+  if (n["resume_offset_bytes"]) c.resume_offset_bytes = uint32_t(r.whole(n["resume_offset_bytes"], f("resume_offset_bytes"), 0, 1 << 24));
+  if (n["rto_us"]) c.rto = Time::us(r.number(n["rto_us"], f("rto_us"), 1, 1e7));
+  if (n["cnp_interval_us"]) c.cnp_interval = Time::us(r.number(n["cnp_interval_us"], f("cnp_interval_us"), 0, 1e6));
+  if (n["nack_interval_us"]) c.nack_interval = Time::us(r.number(n["nack_interval_us"], f("nack_interval_us"), 0, 1e6));
+  if (n["header_bytes"]) c.header_bytes = uint32_t(r.whole(n["header_bytes"], f("header_bytes"), 0, 1024));
+  if (n["wire_gap_bytes"]) c.wire_gap_bytes = uint32_t(r.whole(n["wire_gap_bytes"], f("wire_gap_bytes"), 0, 1024));
+}
+
+TrafficSpec read_traffic(const Reader& r, const YAML::Node& item, const std::string& path, const std::string& dir) {
+  if (!item.IsMap() || item.size() != 1)
+    r.fail(item, path, "expected one of poisson, incast, permutation, allreduce, hpcc_flows with its settings");
+  const std::string kind = item.begin()->first.as<std::string>();
+  const YAML::Node n = item.begin()->second;
+  const std::string at = path + "." + kind;
+  auto f = [&](const char* k) { return at + "." + k; };
+  TrafficSpec t;
+  if (kind == "poisson") {
+    t.kind = TrafficSpec::Kind::kPoisson;
+    r.keys(n, at, {"cdf", "load", "duration_ms", "start_ms", "same_rail"});
+    if (!n["cdf"]) r.fail(n, f("cdf"), "required: a flow-size distribution file");
+    if (!n["load"]) r.fail(n, f("load"), "required: the offered load, a fraction of host line rate");
+    t.path = resolve(dir, r.text(n["cdf"], f("cdf")));
+    t.poisson.load = r.number(n["load"], f("load"), 1e-6, 1);
+    if (n["duration_ms"]) t.poisson.duration = Time::ms(r.number(n["duration_ms"], f("duration_ms"), 1e-6, 1e6));
+    if (n["start_ms"]) t.poisson.start = Time::ms(r.number(n["start_ms"], f("start_ms"), 0, 1e6));
+    if (n["same_rail"]) t.poisson.same_rail = r.boolean(n["same_rail"], f("same_rail"));
+  } else if (kind == "incast") {
+    t.kind = TrafficSpec::Kind::kIncast;
+    r.keys(n, at, {"receiver", "senders", "bytes", "start_us", "rounds", "interval_us"});
+    if (n["receiver"]) t.incast.receiver = uint32_t(r.whole(n["receiver"], f("receiver"), 0, UINT32_MAX));
+    if (n["senders"]) t.incast.senders = uint32_t(r.whole(n["senders"], f("senders"), 1, UINT32_MAX));
+    if (n["bytes"]) t.incast.bytes = r.whole(n["bytes"], f("bytes"), 1, uint64_t(1) << 40);
+    if (n["start_us"]) t.incast.start = Time::us(r.number(n["start_us"], f("start_us"), 0, 1e9));
+    if (n["rounds"]) t.incast.rounds = uint32_t(r.whole(n["rounds"], f("rounds"), 1, 1'000'000));
+    if (n["interval_us"]) t.incast.interval = Time::us(r.number(n["interval_us"], f("interval_us"), 0, 1e9));
+  } else if (kind == "permutation") {
+    t.kind = TrafficSpec::Kind::kPermutation;
+    r.keys(n, at, {"bytes", "start_us"});
+    if (n["bytes"]) t.permutation.bytes = r.whole(n["bytes"], f("bytes"), 1, uint64_t(1) << 40);
+    if (n["start_us"]) t.permutation.start = Time::us(r.number(n["start_us"], f("start_us"), 0, 1e9));
+  } else if (kind == "allreduce") {
+    t.kind = TrafficSpec::Kind::kAllReduce;
+    r.keys(n, at, {"bytes", "start_us"});
+    if (n["bytes"]) t.allreduce.bytes = r.whole(n["bytes"], f("bytes"), 1, uint64_t(1) << 40);
+    if (n["start_us"]) t.allreduce.start = Time::us(r.number(n["start_us"], f("start_us"), 0, 1e9));
+  } else if (kind == "hpcc_flows") {
+    t.kind = TrafficSpec::Kind::kHpccFlows;
+    t.path = resolve(dir, r.text(n, at));
+  } else {
+    r.fail(item.begin()->first, path + "." + kind,
+           "unknown traffic; expected poisson, incast, permutation, allreduce or hpcc_flows");
+  }
+  return t;
+}
+
+}  // namespace
+
+Result<Scenario> parse_scenario(std::string_view text, const std::string& source) {
+  Reader r(source);
+  Scenario s;
+  s.source = source;
+  s.buckets = {};
+  const std::string dir = std::filesystem::path(source).parent_path().string();
+  try {
+    YAML::Node root;
+    try {
+      root = YAML::Load(std::string(text));
+    } catch (const YAML::ParserException& e) {
+      return Error{source + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) + ": " + e.msg};
+    }
+    if (!root.IsMap()) r.fail(root, "", "a scenario is a mapping (name, topology, traffic, ...)");
+    r.keys(root, "", {"name", "seed", "topology", "network", "cc", "traffic", "stop_ms", "buckets"});
+    s.name = root["name"] ? r.text(root["name"], "name") : std::filesystem::path(source).stem().string();
+    if (root["seed"]) s.seed = r.whole(root["seed"], "seed", 0, UINT64_MAX);
+    if (!root["topology"]) r.fail(root, "topology", "required: {spec: <cluster spec>} or {hpcc: <topology file>}");
+    const YAML::Node topo = root["topology"];
+    r.keys(topo, "topology", {"spec", "hpcc"});
+    if (bool(topo["spec"]) == bool(topo["hpcc"])) r.fail(topo, "topology", "give exactly one of spec and hpcc");
+    if (topo["spec"]) s.spec_path = resolve(dir, r.text(topo["spec"], "topology.spec"));
+    if (topo["hpcc"]) s.hpcc_topology = resolve(dir, r.text(topo["hpcc"], "topology.hpcc"));
+    if (root["network"]) read_network(r, root["network"], s.network);
+    if (root["cc"]) {
+      s.cc.clear();
+      const YAML::Node cc = root["cc"];
+      if (cc.IsScalar()) s.cc.push_back(cc.Scalar());
+      else if (cc.IsSequence())
+        for (size_t i = 0; i < cc.size(); ++i) s.cc.push_back(r.text(cc[i], "cc[" + std::to_string(i) + "]"));
+      else r.fail(cc, "cc", "expected an algorithm name or a list of them");
+      if (s.cc.empty()) r.fail(cc, "cc", "name at least one algorithm");
+    }
+    if (!root["traffic"] || !root["traffic"].IsSequence() || root["traffic"].size() == 0)
+      r.fail(root["traffic"] ? root["traffic"] : root, "traffic", "required: a list of traffic sources");
+    for (size_t i = 0; i < root["traffic"].size(); ++i)
+      s.traffic.push_back(read_traffic(r, root["traffic"][i], "traffic[" + std::to_string(i) + "]", dir));
+    if (root["stop_ms"]) s.stop = Time::ms(r.number(root["stop_ms"], "stop_ms", 1e-6, 1e7));
+    if (root["buckets"]) {
+      const YAML::Node b = root["buckets"];
+      if (!b.IsSequence() || b.size() == 0) r.fail(b, "buckets", "expected a list of flow sizes in bytes");
+      for (size_t i = 0; i < b.size(); ++i) {
+        s.buckets.push_back(r.whole(b[i], "buckets[" + std::to_string(i) + "]", 1, UINT64_MAX));
+        if (i > 0 && s.buckets[i] <= s.buckets[i - 1]) r.fail(b[i], "buckets[" + std::to_string(i) + "]", "sizes must ascend");
+      }
+    }
+  } catch (const ScenarioError& e) {
+    return Error{e.text};
+  } catch (const YAML::Exception& e) {
+    return Error{source + ": " + e.what()};
+  }
+  return s;
+}
+
+Result<Scenario> load_scenario(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Error{path + ": cannot open"};
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_scenario(text.str(), path);
+}
+
+Result<SimTopology> scenario_topology(const Scenario& s) {
+  if (!s.hpcc_topology.empty()) return load_hpcc_topology(s.hpcc_topology);
+  Result<topo::ClusterSpec> spec = topo::load_spec(s.spec_path);
+  if (!spec) return Error{spec.error().message};
+  Result<topo::Fabric> fabric = topo::build_fabric(*spec);
+  if (!fabric) return Error{s.spec_path + ": " + fabric.error().message};
+  return topology_from_fabric(*fabric);
+}
+
+Result<std::vector<FlowSpec>> scenario_flows(const Scenario& s, const SimTopology& topology) {
+  std::vector<FlowSpec> flows;
+  for (size_t i = 0; i < s.traffic.size(); ++i) {
+    const TrafficSpec& t = s.traffic[i];
+    // Each source draws from its own stream, so adding a source leaves the others alone.
+    Random rng(mix64(s.seed) ^ mix64(i + 1));
+    Result<std::vector<FlowSpec>> more = Error{""};
+    switch (t.kind) {
+      case TrafficSpec::Kind::kPoisson: {
+        Result<FlowSizeCdf> cdf = FlowSizeCdf::load(t.path);
+        if (!cdf) return Error{cdf.error().message};
+        more = poisson_flows(topology, *cdf, t.poisson, rng);
+        break;
+      }
+      case TrafficSpec::Kind::kIncast: more = incast_flows(topology, t.incast, rng); break;
+      case TrafficSpec::Kind::kPermutation: more = permutation_flows(topology, t.permutation, rng); break;
+      case TrafficSpec::Kind::kAllReduce:
+        more = ring_allreduce_flows(topology, t.allreduce, uint32_t(flows.size()));
+        break;
+      case TrafficSpec::Kind::kHpccFlows: more = load_hpcc_flows(t.path, topology); break;
+    }
+    if (!more) return Error{s.source + ": traffic[" + std::to_string(i) + "]: " + more.error().message};
+    flows.insert(flows.end(), more->begin(), more->end());
+  }
+  return flows;
+}
+
+}  // namespace xm::sim
