@@ -1,7 +1,9 @@
-// gloo_perf: Gloo (TCP transport on 127.0.0.1) measured like xccl-perf, for
-// bench/collectives_side_by_side.sh. Forks --np rank processes that meet through a
-// FileStore in a fresh temporary directory; rank 0 prints xccl-perf's out-of-place
-// columns (float, sum). Each size is checked once: every rank sends rank+1 everywhere.
+// gloo_perf: Gloo (TCP transport) measured like xccl-perf, for the side-by-side
+// benchmarks. Forks --np rank processes on 127.0.0.1 that meet through a FileStore in a
+// fresh temporary directory; or, under a launcher (RANK and WORLD_SIZE set, e.g. by
+// `xm testbed run`), runs as that one rank on --addr, meeting the others in --store (a
+// directory every rank sees). Rank 0 prints xccl-perf's out-of-place columns (float,
+// sum). Each size is checked once: every rank sends rank+1 everywhere.
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/alltoall.h>
@@ -34,12 +36,16 @@ struct Options {
   int np = 2, iters = 20, warmup = 5;
   size_t min_bytes = 32 << 20, max_bytes = 32 << 20;
   double factor = 2;
+  std::string addr = "127.0.0.1";  // the address Gloo's TCP device binds
+  std::string store;               // launcher mode: the FileStore directory
+  bool np_given = false;
 };
 
 [[noreturn]] void usage() {
   std::fprintf(stderr,
                "usage: gloo_perf --collective all_reduce|all_gather|alltoall --np N "
-               "-b MIN -e MAX -f FACTOR -n ITERS -w WARMUP   (sizes like 4096, 4K, 256M, 1G)\n");
+               "-b MIN -e MAX -f FACTOR -n ITERS -w WARMUP [--addr A] [--store DIR]   (sizes like 4096, 4K, 256M, 1G)\n"
+               "  under a launcher (RANK, WORLD_SIZE set) without --np: one rank, --store required\n");
   std::exit(2);
 }
 
@@ -61,7 +67,9 @@ Options parse(int argc, char** argv) {
     if (i + 1 >= argc) usage();
     const char* v = argv[++i];
     if (a == "--collective") o.collective = v;
-    else if (a == "--np") o.np = std::atoi(v);
+    else if (a == "--np") o.np = std::atoi(v), o.np_given = true;
+    else if (a == "--addr") o.addr = v;
+    else if (a == "--store") o.store = v;
     else if (a == "-b") o.min_bytes = parse_bytes(v);
     else if (a == "-e") o.max_bytes = parse_bytes(v);
     else if (a == "-f") o.factor = std::atof(v);
@@ -87,7 +95,7 @@ double all_reduce_scalar(const std::shared_ptr<gloo::Context>& ctx, double v, bo
 }
 
 int run_rank(const Options& o, int rank, const std::string& dir) {
-  gloo::transport::tcp::attr attr("127.0.0.1");
+  gloo::transport::tcp::attr attr(o.addr.c_str());
   attr.ai_family = AF_INET;
   auto dev = gloo::transport::tcp::CreateDevice(attr);
   gloo::rendezvous::FileStore file_store(dir);
@@ -104,8 +112,8 @@ int run_rank(const Options& o, int rank, const std::string& dir) {
   std::vector<float> send(max_elems, float(rank + 1)), recv(max_elems);
 
   if (rank == 0) {
-    std::printf("# gloo_perf: %s, %d ranks, float %s, %d iterations after %d warm-up, tcp 127.0.0.1\n",
-                o.collective.c_str(), n, scaled ? "none" : "sum", o.iters, o.warmup);
+    std::printf("# gloo_perf: %s, %d ranks, float %s, %d iterations after %d warm-up, tcp %s\n",
+                o.collective.c_str(), n, scaled ? "none" : "sum", o.iters, o.warmup, o.addr.c_str());
     std::printf("#\n#%77s\n", "out-of-place");
     std::printf("#%11s %12s %8s %6s %6s %9s %7s %7s %6s\n", "size", "count", "type", "redop", "root", "time",
                 "algbw", "busbw", "#wrong");
@@ -169,6 +177,20 @@ int run_rank(const Options& o, int rank, const std::string& dir) {
 
 int main(int argc, char** argv) {
   Options o = parse(argc, argv);
+  const char *env_rank = std::getenv("RANK"), *env_size = std::getenv("WORLD_SIZE");
+  if (!o.np_given && env_rank && env_size) {  // one rank of a launched job
+    if (o.store.empty()) {
+      std::fprintf(stderr, "gloo_perf: under a launcher, --store DIR (a directory every rank sees) is required\n");
+      return 2;
+    }
+    o.np = std::atoi(env_size);
+    try {
+      return run_rank(o, std::atoi(env_rank), o.store);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "gloo_perf: rank %s: %s\n", env_rank, e.what());
+      return 1;
+    }
+  }
   char tmpl[] = "/tmp/gloo_perf.XXXXXX";
   if (!mkdtemp(tmpl)) {
     std::perror("gloo_perf: mkdtemp");

@@ -8,6 +8,7 @@
 #include <map>
 #include <sstream>
 
+#include "ccl/calibrate.h"
 #include "ccl/log.h"
 
 namespace xm::ccl {
@@ -72,8 +73,34 @@ Result<std::unique_ptr<Comm>> Comm::create(const JobId& job, int rank, int ranks
   c->settings_ = settings;
   c->root_ = std::move(root);
   if (Status st = c->connect(job); !st) return Error{"rank " + std::to_string(rank) + ": " + st.message()};
+  if (Status st = c->tune(); !st) return Error{"rank " + std::to_string(rank) + ": " + st.message()};
   c->worker_ = std::thread([p = c.get()] { p->work(); });
   return c;
+}
+
+Status Comm::tune() {
+  Result<AlgorithmOverrides> forced = parse_algorithm_overrides(settings_.algorithms);
+  if (!forced) return forced.error();
+  forced_ = std::move(forced).value();
+  CalibrationContext c{rank_, &layout_, link_table_, &executor_, bootstrap_.get(),
+                       ExecOptions{settings_.timeout, &cancel_, oversubscribed_},
+                       net::Clock::now() + settings_.init_timeout};
+  Result<CostModel> model = calibrate(c);
+  if (!model) return model.error();
+  cost_ = *model;
+  XCCL_LOG(LogLevel::kInfo, Subsys::kTune, rank_,
+           std::to_string(layout_.hosts()) + " host(s) × " + std::to_string(layout_.uniform_local_size()) +
+               " rank(s); measured " + describe(cost_) +
+               (settings_.algorithms.empty() ? "" : "; XCCL_ALGO=" + settings_.algorithms));
+  return Status::Ok();
+}
+
+Algorithm Comm::choose(const CollectiveArgs& a) const {
+  Algorithm forced = forced_.for_collective(a.collective);
+  if (forced == Algorithm::kRingRelay && !a.relays) return Algorithm::kRing;  // needs shared memory only
+  if (forced != Algorithm::kDefault) return forced;
+  std::vector<Estimate> e = estimate(a, layout_, cost_, a.relays);
+  return e.front().algorithm;
 }
 
 Status Comm::connect(const JobId& job) {
@@ -96,6 +123,9 @@ Status Comm::connect(const JobId& job) {
   // per rank of the job, which would cost gigabytes at scale).
   std::vector<std::map<std::string, std::string>> peers;
   for (const std::string& b : *all) peers.push_back(parse_blob(b));
+  std::vector<std::string> hosts;
+  for (const auto& kv : peers) hosts.push_back(kv.at("host"));
+  layout_ = RankLayout::from_hosts(hosts);
   std::vector<int> local, remote;
   for (int p = 0; p < ranks_; ++p) {
     bool here = peers[p]["host"] == me;
@@ -133,6 +163,7 @@ Status Comm::connect(const JobId& job) {
   if (Status st = connect_tcp_peers(job, *all, remote, std::move(rails).value(), std::move(listeners).value(), deadline);
       !st)
     return st;
+  all_links_in_memory_ = std::all_of(link_table_.begin(), link_table_.end(), [](Link* l) { return !l || l->in_memory(); });
   // Every rank has mapped every segment it needs: the names can go.
   if (Status st = bootstrap_->barrier(deadline); !st) return st;
   if (own_segment_) own_segment_->unlink();
@@ -286,7 +317,8 @@ const Plan& Comm::plan_for(const CollectiveArgs& a) {
   for (CachedPlan& c : plans_) {
     const CollectiveArgs& b = c.args;
     if (a.collective == b.collective && a.count == b.count && a.type == b.type && a.op == b.op && a.root == b.root &&
-        a.in_place == b.in_place && a.chunk_bytes == b.chunk_bytes)
+        a.in_place == b.in_place && a.chunk_bytes == b.chunk_bytes && a.relays == b.relays &&
+        a.algorithm == b.algorithm)
       return *c.plan;
   }
   constexpr size_t kPlans = 16;
@@ -319,7 +351,19 @@ Status Comm::run(Operation& op) {
   }
   op.args.rank = rank_;
   op.args.ranks = ranks_;
+  // Relays need FIFOs that
+  // can never all be full at once: a rank's plain sends run at most two slices ahead
+  // of its final receives, so the ring holds at most 2 slices per FIFO on average, and
+  // a slice of a quarter FIFO leaves every writer room (a ring of relays whose FIFOs
+  // were all full would wait on itself).
+  const size_t relay_chunk_max = settings_.shm_fifo_bytes / 4;
   op.args.chunk_bytes = settings_.chunk_bytes ? settings_.chunk_bytes : chunk_for(op.args);
+  // Every rank must reach the same decision: it rests on settings, not on buffers.
+  op.args.relays = all_links_in_memory_ && (settings_.chunk_bytes == 0 || settings_.chunk_bytes <= relay_chunk_max);
+  op.args.layout = &layout_;
+  op.args.algorithm = choose(op.args);
+  if (op.args.relays && (op.args.algorithm == Algorithm::kRingRelay || op.args.algorithm == Algorithm::kDefault))
+    op.args.chunk_bytes = std::min<uint64_t>(op.args.chunk_bytes, relay_chunk_max);
   const Plan& plan = plan_for(op.args);
   size_t scratch = plan.schedule().scratch_elements * size_of(op.args.type);
   if (scratch_.size() < scratch) scratch_.resize(scratch);

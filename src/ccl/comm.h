@@ -19,6 +19,7 @@
 #include "ccl/settings.h"
 #include "ccl/shm/shm_transport.h"
 #include "ccl/tcp/tcp_transport.h"
+#include "ccl/tuner.h"
 
 namespace xm::ccl {
 
@@ -77,6 +78,7 @@ class Comm {
  private:
   Comm() = default;
   Status connect(const JobId& job);
+  Status tune();  // XCCL_ALGO, then the cost model measured over the links
   Status connect_tcp_peers(const JobId& job, const std::vector<std::string>& blobs, const std::vector<int>& peers,
                            std::vector<Rail> rails, std::vector<net::Fd> listeners, net::Clock::time_point deadline);
   void work();
@@ -91,6 +93,11 @@ class Comm {
   std::vector<std::unique_ptr<Link>> links_;
   std::vector<TcpLink*> tcp_links_;  // for per-rail byte counts
   std::vector<Link*> link_table_;  // by peer rank; null for self
+  bool all_links_in_memory_ = false;  // every peer over shared memory: relay schedules apply
+  RankLayout layout_;                 // hosts and local indices, for rail-aware algorithms
+  CostModel cost_;                    // measured at start-up (calibrate.h)
+  AlgorithmOverrides forced_;         // XCCL_ALGO
+  Algorithm choose(const CollectiveArgs& args) const;
   std::vector<std::byte> scratch_;  // grown once, reused: fresh pages cost more than copies
   bool oversubscribed_ = false;     // more ranks on this host than cores
   Executor executor_;               // used by one thread at a time (busy_)

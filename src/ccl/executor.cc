@@ -25,6 +25,10 @@ Plan::Plan(Schedule schedule, int ranks) : schedule_(std::move(schedule)), sends
       case StepKind::kSend: sends_[st.peer].push_back(i); break;
       case StepKind::kRecv: case StepKind::kRecvReduce: recvs_[st.peer].push_back(i); break;
       case StepKind::kCopy: copies_.push_back(i); break;
+      case StepKind::kRecvReduceSend: case StepKind::kRecvCopySend:
+        recvs_[st.peer].push_back(i);
+        sends_[st.to].push_back(i);
+        break;
     }
   }
   for (int p = 0; p < ranks; ++p)
@@ -64,7 +68,8 @@ bool Executor::run_copies() {
 bool Executor::send(Link& link, uint32_t i) {
   const Step& st = plan_->schedule_.steps[i];
   uint64_t total = st.count * elem_;
-  done_bytes_[i] += link.send_some(at(st.src) + done_bytes_[i], total - done_bytes_[i]);
+  const std::byte* from = at(st.src) + done_bytes_[i];
+  done_bytes_[i] += st.by_copy ? link.send_copy(from, total - done_bytes_[i]) : link.send_some(from, total - done_bytes_[i]);
   return done_bytes_[i] == total;
 }
 
@@ -78,7 +83,7 @@ bool Executor::recv(Link& link, uint32_t i) {
     std::span<const std::byte> in = link.readable();
     if (in.empty()) break;
     size_t n = size_t(std::min<uint64_t>(in.size(), total - done));
-    if (st.kind == StepKind::kRecv) {
+    if (st.kind == StepKind::kRecv || st.kind == StepKind::kRecvCopySend) {
       std::memcpy(at(st.dst) + done, in.data(), n);
       link.consume(n);
       done += n;
@@ -111,9 +116,63 @@ bool Executor::recv(Link& link, uint32_t i) {
     done += whole * elem_;
   }
   if (done < total) return false;
-  if (st.kind == StepKind::kRecvReduce && st.finalize && op == RedOp::kAvg)
+  if (st.kind != StepKind::kRecv && st.kind != StepKind::kRecvCopySend && st.finalize && op == RedOp::kAvg)
     finalize_avg(at(st.dst), st.count, type, args_->ranks);
   return true;
+}
+
+bool Executor::relay(uint32_t i) {
+  const Step& st = plan_->schedule_.steps[i];
+  if (plan_->sends_[st.to][send_head_[st.to]] != i) return false;  // earlier sends to `to` first
+  Link &from = *links_[st.peer], &to = *links_[st.to];
+  const uint64_t total = st.count * elem_;
+  uint64_t& done = done_bytes_[i];
+  if (!from.in_memory() || !to.in_memory()) {
+    // A stream without in-place access: receive into dst, then send from there.
+    if (done < total && !recv(from, i)) return false;
+    sent_bytes_[i] += to.send_some(at(st.dst) + sent_bytes_[i], total - sent_bytes_[i]);
+    return sent_bytes_[i] == total && finish_relay(i);
+  }
+  const bool reduce_op = st.kind == StepKind::kRecvReduceSend;
+  const bool finalize_avg_now = reduce_op && st.finalize && args_->op == RedOp::kAvg;
+  while (done < total) {
+    std::span<const std::byte> in = from.readable();
+    if (in.empty()) break;
+    std::span<std::byte> out = to.reserve(size_t(std::min<uint64_t>(in.size(), total - done)));
+    size_t n = std::min(in.size(), out.size());
+    n -= n % elem_;
+    if (n == 0) break;
+    std::byte* dst = at(st.dst) + done;
+    if (reduce_op) {
+      reduce(out.data(), at(st.src) + done, in.data(), n / elem_, args_->type, args_->op);
+      if (finalize_avg_now) finalize_avg(out.data(), n / elem_, args_->type, args_->ranks);
+      if (!st.forward_only) std::memcpy(dst, out.data(), n);
+    } else {
+      std::memcpy(out.data(), in.data(), n);
+      std::memcpy(dst, in.data(), n);
+    }
+    to.commit(n);
+    from.consume(n);
+    done += n;
+  }
+  return done == total && finish_relay(i);
+}
+
+bool Executor::finish_relay(uint32_t i) {
+  ++send_head_[plan_->schedule_.steps[i].to];  // the run loop advances the receive side
+  return true;
+}
+
+void Executor::wait_for_peers(const Plan& plan) {
+  // Every pending link a socket: sleep until one is ready (1 ms at most, for copies
+  // and cancellation), giving the core to ranks that have work. Else just yield.
+  poll_fds_.clear();
+  for (int p : plan.active_peers_) {
+    bool sending = send_head_[p] < plan.sends_[p].size(), receiving = recv_head_[p] < plan.recvs_[p].size();
+    if ((sending || receiving) && !links_[p]->wait_fds(sending, poll_fds_)) return void(sched_yield());
+  }
+  if (poll_fds_.empty()) return void(sched_yield());
+  ::poll(poll_fds_.data(), poll_fds_.size(), 1);
 }
 
 Status Executor::run(const Plan& plan, const CollectiveArgs& args, const ExecBuffers& buffers,
@@ -126,6 +185,8 @@ Status Executor::run(const Plan& plan, const CollectiveArgs& args, const ExecBuf
   const size_t n = plan.schedule_.steps.size();
   waiting_.assign(plan.waiting_.begin(), plan.waiting_.end());
   done_bytes_.assign(n, 0);
+  sent_bytes_.assign(n, 0);
+  links_ = links;
   carry_.assign(n, Carry{});
   send_head_.assign(plan.sends_.size(), 0);
   recv_head_.assign(plan.recvs_.size(), 0);
@@ -136,9 +197,9 @@ Status Executor::run(const Plan& plan, const CollectiveArgs& args, const ExecBuf
     bool moved = false;
     while (head < q.size() && waiting_[q[head]] == 0) {
       uint32_t i = q[head];
-      uint64_t before = done_bytes_[i];
+      uint64_t before = done_bytes_[i] + sent_bytes_[i];
       bool finished = step(i);
-      moved |= finished || done_bytes_[i] != before;
+      moved |= finished || done_bytes_[i] + sent_bytes_[i] != before;
       if (!finished) break;
       complete(i);
       ++head;
@@ -157,8 +218,9 @@ Status Executor::run(const Plan& plan, const CollectiveArgs& args, const ExecBuf
       if (!sending && !receiving) continue;  // done with this peer: it may leave now
       Link* link = links[p];
       link->progress();
-      moved |= drain(plan.sends_[p], send_head_[p], [&](uint32_t i) { return send(*link, i); });
-      moved |= drain(plan.recvs_[p], recv_head_[p], [&](uint32_t i) { return recv(*link, i); });
+      // A relay is driven from its receive side, once it also heads its send queue.
+      moved |= drain(plan.sends_[p], send_head_[p], [&](uint32_t i) { return !is_relay(i) && send(*link, i); });
+      moved |= drain(plan.recvs_[p], recv_head_[p], [&](uint32_t i) { return is_relay(i) ? relay(i) : recv(*link, i); });
       bool still = send_head_[p] < plan.sends_[p].size() || recv_head_[p] < plan.recvs_[p].size();
       if (Status st = link->status(); still && !st)
         return Error{"link to rank " + std::to_string(p) + ": " + st.message()};
@@ -171,7 +233,7 @@ Status Executor::run(const Plan& plan, const CollectiveArgs& args, const ExecBuf
     // Nothing to do until a peer moves: spin briefly (the peer is usually on another
     // core), then give the core away; at once when ranks outnumber cores.
     ++idle;
-    if (options.yield_at_once || idle > 256) sched_yield();
+    if (options.yield_at_once || idle > 256) wait_for_peers(plan);
     if (options.cancel && options.cancel->load(std::memory_order_relaxed)) return Error{"aborted"};
     if ((idle & 255) != 0) continue;
     auto now = std::chrono::steady_clock::now();

@@ -64,13 +64,23 @@ class Executor {
   bool run_copies();
   bool send(Link& link, uint32_t step);
   bool recv(Link& link, uint32_t step);
+  bool relay(uint32_t step);
+  bool finish_relay(uint32_t step);
+  void wait_for_peers(const Plan& plan);
+  bool is_relay(uint32_t step) const {
+    StepKind k = plan_->schedule_.steps[step].kind;
+    return k == StepKind::kRecvReduceSend || k == StepKind::kRecvCopySend;
+  }
 
   const Plan* plan_ = nullptr;
   const CollectiveArgs* args_ = nullptr;
   const ExecBuffers* buffers_ = nullptr;
   size_t elem_ = 1, completed_ = 0;
   std::vector<uint32_t> waiting_;
-  std::vector<uint64_t> done_bytes_;
+  std::vector<uint64_t> done_bytes_;  // received (sends: sent)
+  std::vector<uint64_t> sent_bytes_;  // relays through links without in-place access: sent on
+  std::span<Link* const> links_;
+  std::vector<pollfd> poll_fds_;
   std::vector<Carry> carry_;
   std::vector<size_t> send_head_, recv_head_;
   std::vector<uint8_t> copy_done_;

@@ -70,6 +70,8 @@ class ByteFifo {
     size_t at = size_t(head & mask_);
     return {data_ + at, std::min(mask_ + 1 - size_t(head - tail), mask_ + 1 - at)};
   }
+  // Producer: bytes from the write position to the end of the buffer.
+  size_t until_end() const { return mask_ + 1 - size_t(header_->head.load(std::memory_order_relaxed) & mask_); }
   void commit(size_t bytes) {
     header_->head.store(header_->head.load(std::memory_order_relaxed) + bytes, std::memory_order_release);
   }

@@ -6,8 +6,11 @@
 // reports it through status(); the executor then fails the collective.
 #pragma once
 
+#include <poll.h>
+
 #include <cstddef>
 #include <span>
+#include <vector>
 #include <string>
 
 #include "ccl/fifo.h"
@@ -21,12 +24,27 @@ class Link {
   // Takes up to `bytes` from `data` into the outgoing stream; returns how many (0 when
   // the stream is full for now).
   virtual size_t send_some(const std::byte* data, size_t bytes) = 0;
+  // The same, but always copying into the stream, so the send completes once buffered
+  // (send_some may pass registered memory by reference and complete when it is read).
+  virtual size_t send_copy(const std::byte* data, size_t bytes) { return send_some(data, bytes); }
   // Bytes that arrived and were not consumed, as one contiguous view (possibly only a
   // part of them).
   virtual std::span<const std::byte> readable() = 0;
   virtual void consume(size_t bytes) = 0;
+  // Streams in memory both ends map (shared memory): readable() gives whole elements at
+  // their natural alignment, and reserve()/commit() let a relay write the outgoing
+  // stream in place. Other links return false and an empty reservation.
+  virtual bool in_memory() const { return false; }
+  // Room for up to `bytes` of the outgoing stream, written in place, then passed with
+  // commit(n) (n at most the room, a multiple of 8 unless it ends the sender's step).
+  virtual std::span<std::byte> reserve(size_t /*bytes*/) { return {}; }
+  virtual void commit(size_t /*bytes*/) {}
   // Moves bytes along for transports that need it (sockets); shared memory does nothing.
   virtual void progress() {}
+  // For an idle rank to sleep in the kernel instead of spinning: appends the descriptors
+  // whose readiness would let this link move (reading; and writing when `sending`).
+  // False when the link cannot be waited on that way (shared memory).
+  virtual bool wait_fds(bool /*sending*/, std::vector<pollfd>& /*out*/) const { return false; }
   // Tells the peer this rank is gone (abort): its pending steps with us fail at once.
   virtual void close() {}
   // Ok while the link can still carry what is asked of it; an error once the peer is

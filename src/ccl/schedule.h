@@ -11,15 +11,23 @@
 //   kRecvReduce  recv   from `peer`, dst[...] = src[...] op incoming; then, if
 //                `finalize`, apply the op's last touch (avg: divide by ranks)
 //   kCopy        local  dst[...] = src[...]  (no peer)
-// A step starts once every step in `after` has completed. Steps with the same peer and
-// direction are matched with the peer's in schedule order (links are FIFOs), so a
-// schedule's sends to p must list in the order p's receives from this rank do.
+//   kRecvReduceSend  as kRecvReduce, and the result is sent on to `to` as it is made;
+//                when `forward_only`, dst need not be written (it is only where the
+//                result may be staged on its way)
+//   kRecvCopySend    as kRecv, and the bytes are sent on to `to` as they arrive
+// The relays (NCCL's recvReduceSend / recvCopySend) touch each byte once where a
+// receive followed by a send would touch it twice. A step starts once every step in
+// `after` has completed. Steps with the same peer and direction are matched with the
+// peer's in schedule order (links are FIFOs), so a schedule's sends to p must list in
+// the order p's receives from this rank do; a relay counts as a receive from `peer`
+// and a send to `to`.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "ccl/rank_layout.h"
 #include "ccl/types.h"
 
 namespace xm::ccl {
@@ -36,7 +44,7 @@ struct Region {
   uint64_t offset = 0;  // elements
 };
 
-enum class StepKind : uint8_t { kSend, kRecv, kRecvReduce, kCopy };
+enum class StepKind : uint8_t { kSend, kRecv, kRecvReduce, kCopy, kRecvReduceSend, kRecvCopySend };
 
 struct Step {
   StepKind kind;
@@ -44,8 +52,12 @@ struct Step {
   uint64_t count = 0;     // elements
   Region src;             // kSend, kCopy, and the local operand of kRecvReduce
   Region dst;             // kRecv, kRecvReduce, kCopy
-  bool finalize = false;  // kRecvReduce: this produces the final value
+  bool finalize = false;  // kRecvReduce(Send): this produces the final value
   std::vector<uint32_t> after;  // indices of earlier steps this one waits for
+  int to = -1;                // relays: the rank the result goes on to
+  bool forward_only = false;  // kRecvReduceSend: dst is scratch space, not a result
+  bool by_copy = false;       // kSend: copied into the stream even from registered memory,
+                              // so it completes once buffered (relay rings need that)
 };
 
 // Step builders, so algorithms read as what they do.
@@ -58,6 +70,13 @@ inline Step recv_step(int peer, uint64_t count, Region dst, After after = {}) {
 }
 inline Step reduce_step(int peer, uint64_t count, Region src, Region dst, bool finalize, After after = {}) {
   return {StepKind::kRecvReduce, peer, count, src, dst, finalize, std::move(after)};
+}
+inline Step reduce_send_step(int peer, int to, uint64_t count, Region src, Region dst, bool finalize,
+                             bool forward_only, After after = {}) {
+  return {StepKind::kRecvReduceSend, peer, count, src, dst, finalize, std::move(after), to, forward_only};
+}
+inline Step copy_send_step(int peer, int to, uint64_t count, Region dst, After after = {}) {
+  return {StepKind::kRecvCopySend, peer, count, {}, dst, false, std::move(after), to, false};
 }
 inline Step copy_step(uint64_t count, Region src, Region dst, After after = {}) {
   return {StepKind::kCopy, -1, count, src, dst, false, std::move(after)};
@@ -83,6 +102,19 @@ enum class Collective : uint8_t {
 };
 const char* to_string(Collective c);
 
+// The algorithms a collective can run with (not every one applies to every
+// collective; make_schedule falls back to the collective's default).
+enum class Algorithm : uint8_t {
+  kDefault,            // ring (all-reduce: ring-relay where relays apply), pairwise, chain
+  kRing,
+  kRingRelay,          // all-reduce over shared memory, plain buffers
+  kHierarchical,       // all-reduce: inside hosts, then per rail across hosts
+  kRecursiveDoubling,  // all-reduce, small messages
+  kPairwise,           // all-to-all
+  kPxn,                // all-to-all: through the local rank on the receiver's rail
+};
+const char* to_string(Algorithm a);
+
 // What a collective call asks for, as the algorithms see it. `count` is per rank as in
 // NCCL: all-gather's input (output is count × ranks), reduce-scatter's output (input
 // is count × ranks), all-to-all's per-peer block.
@@ -96,10 +128,17 @@ struct CollectiveArgs {
   int ranks = 1;
   bool in_place = false;          // input and output are the same memory
   uint64_t chunk_bytes = 512 << 10;  // pipelining grain
+  // Every link writes in place and a chunk fits in the receiver's FIFO even while the
+  // receiver waits (shared memory, chunk at most a quarter of the FIFO): rings may use
+  // relay steps.
+  bool relays = false;
+  // Where the ranks are (hosts, local index); null: treat as one host. Not owned.
+  const RankLayout* layout = nullptr;
+  Algorithm algorithm = Algorithm::kDefault;  // the tuner's (or the user's) choice
 };
 
-// The schedule the runtime uses for `args` (today one algorithm per collective; the
-// tuner will choose among several).
+// The schedule for `args` with `args.algorithm` (the collective's default when that
+// algorithm does not apply).
 Schedule make_schedule(const CollectiveArgs& args);
 
 }  // namespace xm::ccl

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "ccl/tuner.h"
+
 namespace xm::ccl {
 namespace {
 
@@ -43,6 +45,10 @@ Result<Settings> settings_from_environment() {
   s.tcp_stripe_bytes = size_t(*stripe);
   if (const char* v = env("XCCL_RAILS")) s.rails = v;
   if (const char* v = env("XCCL_BOOTSTRAP_ADDR")) s.bootstrap_addr = v;
+  if (const char* v = env("XCCL_ALGO")) {
+    if (Result<AlgorithmOverrides> o = parse_algorithm_overrides(v); !o) return o.error();
+    s.algorithms = v;
+  }
   return s;
 }
 

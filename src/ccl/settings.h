@@ -19,6 +19,7 @@ struct Settings {
   bool shm_disable = false;                            // XCCL_SHM_DISABLE=1: sockets even on one host
   std::string rails;                                   // XCCL_RAILS: addr[@gbps],... one per NIC
   size_t tcp_stripe_bytes = 256 << 10;                 // XCCL_TCP_STRIPE_BYTES: unit of striping over rails
+  std::string algorithms;                              // XCCL_ALGO: forced choices (tuner.h)
   std::string bootstrap_addr = "127.0.0.1";            // XCCL_BOOTSTRAP_ADDR: where xcclGetUniqueId listens
 };
 

@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/sim_command.h"
+#include "cli/testbed_command.h"
 #include "cli/topo_command.h"
 
 int main(int argc, char** argv) {
@@ -10,6 +11,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   xm::cli::add_topo_commands(app, exit_code);
   xm::cli::add_sim_commands(app, exit_code);
+  xm::cli::add_testbed_commands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -70,7 +70,8 @@ std::string run_and_check(CollectiveArgs a, size_t fifo_bytes) {
         size_t es = size_of(a.type);
         for (size_t i = 0; i < expected.size() / es; ++i)
           if (std::memcmp(got + i * es, expected.data() + i * es, es) != 0)
-            return void(errors[r] = "rank " + std::to_string(r) + ": element " + std::to_string(i) + " differs");
+            return void(errors[r] = "rank " + std::to_string(r) + ": element " + std::to_string(i) + " differs (" +
+                                    std::to_string(int(got[i * es])) + " vs " + std::to_string(int(expected[i * es])) + ")");
       }
     });
   for (auto& t : threads) t.join();
@@ -84,6 +85,7 @@ struct Case {
   int ranks;
   uint64_t count;
   bool in_place;
+  bool relays = false;  // all-reduce: the relay ring (over these links: receive, then send on)
 };
 
 class Collectives : public ::testing::TestWithParam<Case> {};
@@ -101,6 +103,7 @@ TEST_P(Collectives, EveryTypeAndOpExact) {
       a.type = DataType(t);
       a.op = RedOp(o);
       a.in_place = c.in_place;
+      a.relays = c.relays;
       a.root = c.ranks - 1;
       a.chunk_bytes = 4096;  // many slices even for small buffers
       std::string err = run_and_check(a, 8192);
@@ -113,14 +116,89 @@ std::vector<Case> cases() {
   for (int c = 0; c < 6; ++c)
     for (int ranks : {1, 2, 3, 4, 5})
       for (uint64_t count : {0ull, 1ull, 7ull, 1001ull, 65537ull})
-        for (bool in_place : {false, true}) out.push_back({Collective(c), ranks, count, in_place});
+        for (bool in_place : {false, true}) {
+          out.push_back({Collective(c), ranks, count, in_place});
+          if (Collective(c) == Collective::kAllReduce && ranks != 4 && ranks != 1)
+            out.push_back({Collective(c), ranks, count, in_place, true});
+        }
   return out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, Collectives, ::testing::ValuesIn(cases()), [](const auto& info) {
   const Case& c = info.param;
   return std::string(to_string(c.collective)) + "_" + std::to_string(c.ranks) + "ranks_" +
-         std::to_string(c.count) + (c.in_place ? "_inplace" : "_outofplace");
+         std::to_string(c.count) + (c.in_place ? "_inplace" : "_outofplace") + (c.relays ? "_relays" : "");
+});
+
+// The topology-aware and latency-bound algorithms, over layouts of hosts × local ranks.
+struct AlgorithmCase {
+  Collective collective;
+  Algorithm algorithm;
+  int hosts, local;
+  uint64_t count;
+  bool in_place;
+};
+
+class Algorithms : public ::testing::TestWithParam<AlgorithmCase> {};
+
+TEST_P(Algorithms, EveryTypeAndOpExact) {
+  const AlgorithmCase& c = GetParam();
+  RankLayout layout = RankLayout::grid(c.hosts, c.local);
+  bool reducing = c.collective == Collective::kAllReduce;
+  for (int t = 0; t < kDataTypes; ++t)
+    for (int o = 0; o < (reducing ? kRedOps : 1); ++o) {
+      // Large counts for a representative few (every combination runs at the small ones).
+      bool representative = (DataType(t) == DataType::kFloat32 || DataType(t) == DataType::kBfloat16) &&
+                            (!reducing || RedOp(o) == RedOp::kSum || RedOp(o) == RedOp::kAvg);
+      if (c.count > 10000 && !representative) continue;
+      CollectiveArgs a;
+      a.collective = c.collective;
+      a.algorithm = c.algorithm;
+      a.layout = &layout;
+      a.ranks = c.hosts * c.local;
+      a.count = c.count;
+      a.type = DataType(t);
+      a.op = RedOp(o);
+      a.in_place = c.in_place;
+      a.chunk_bytes = 4096;
+      std::string err = run_and_check(a, 8192);
+      ASSERT_EQ(err, "") << to_string(a.algorithm) << " " << to_string(a.type) << " " << to_string(a.op);
+      Schedule s = make_schedule(a);  // the algorithm asked for, not a fallback
+      bool applies = c.algorithm == Algorithm::kRecursiveDoubling || (c.hosts > 1 && c.local > 1);
+      if (applies) {
+        EXPECT_EQ(s.algorithm, to_string(c.algorithm));
+      }
+    }
+}
+
+std::vector<AlgorithmCase> algorithm_cases() {
+  std::vector<AlgorithmCase> out;
+  struct Shape {
+    int hosts, local;
+  } shapes[] = {{2, 2}, {3, 2}, {2, 3}, {1, 3}, {3, 1}};
+  for (Shape sh : shapes)
+    for (uint64_t count : {0ull, 1ull, 7ull, 1001ull, 65537ull})
+      for (bool in_place : {false, true}) {
+        // Degenerate shapes (one host, one rank per host) fall back: a small count will do;
+        // the large count once per layout and placement is enough (ThreadSanitizer's time).
+        bool degenerate = sh.hosts == 1 || sh.local == 1;
+        if (degenerate && count != 7) continue;
+        if (count == 65537 && sh.hosts * sh.local == 6 && in_place) continue;
+        out.push_back({Collective::kAllReduce, Algorithm::kHierarchical, sh.hosts, sh.local, count, in_place});
+        out.push_back({Collective::kAllToAll, Algorithm::kPxn, sh.hosts, sh.local, count, in_place});
+        if (count <= 1001)
+          out.push_back({Collective::kAllReduce, Algorithm::kRecursiveDoubling, sh.hosts, sh.local, count, in_place});
+      }
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, Algorithms, ::testing::ValuesIn(algorithm_cases()), [](const auto& info) {
+  const AlgorithmCase& c = info.param;
+  std::string algo = to_string(c.algorithm);
+  for (char& ch : algo)
+    if (ch == '-') ch = '_';
+  return std::string(to_string(c.collective)) + "_" + algo + "_" + std::to_string(c.hosts) + "x" +
+         std::to_string(c.local) + "_" + std::to_string(c.count) + (c.in_place ? "_inplace" : "_outofplace");
 });
 
 }  // namespace

@@ -78,7 +78,9 @@ int sweep(xcclComm_t comm, int rank, int ranks, const std::vector<uint64_t>& cou
               }
             }
             if (launch_collective(a, src, dst, comm) != xcclSuccess) {
-              std::fprintf(stderr, "rank %d: %s failed: %s\n", rank, to_string(kind), xcclGetLastError());
+              std::fprintf(stderr, "rank %d: %s %s %s count %llu %s failed: %s\n", rank, to_string(kind),
+                           to_string(a.type), to_string(a.op), (unsigned long long)count,
+                           in_place ? "in place" : "out of place", xcclGetLastError());
               return 1;
             }
             if (!want.empty() && std::memcmp(dst, want.data(), want.size()) != 0) {
@@ -91,11 +93,18 @@ int sweep(xcclComm_t comm, int rank, int ranks, const std::vector<uint64_t>& cou
   return 0;
 }
 
+#ifdef XM_SANITIZED
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 struct World {
   const char* name;
   int ranks;
   const char* rails;  // nullptr: shared memory; else TCP over these rails
   bool registered = false;  // buffers from xcclMemAlloc (read in place over shared memory)
+  const char* fifo_bytes = nullptr;  // XCCL_SHM_FIFO_BYTES: small ones make every frame kind wrap
 };
 
 class EveryCollective : public ::testing::TestWithParam<World> {};
@@ -107,10 +116,14 @@ TEST_P(EveryCollective, MatchesTheReferenceExactly) {
       [&](xcclComm_t comm, int rank) {
         // Up to several MiB (the largest count is 4 MiB of floats, 8 MiB of doubles) on shared
         // memory; TCP on loopback is slower, so its largest is about 1 MiB of floats.
-        return sweep(comm, rank, w.ranks, {0, 1, 7, 1001, 65537, w.rails ? 262147u : (1u << 20) + 3}, w.registered);
+        // (Under the sanitizers, whose memory checks make every byte ~10× dearer, the
+        // several-MiB count is left to the default build.)
+        return sweep(comm, rank, w.ranks, {0, 1, 7, 1001, 65537, w.rails || kSanitized ? 262147u : (1u << 20) + 3},
+                     w.registered);
       },
       std::chrono::seconds(240),
       [&](int) {
+        if (w.fifo_bytes) setenv("XCCL_SHM_FIFO_BYTES", w.fifo_bytes, 1);
         if (!w.rails) return;
         setenv("XCCL_SHM_DISABLE", "1", 1);
         setenv("XCCL_RAILS", w.rails, 1);
@@ -121,6 +134,7 @@ TEST_P(EveryCollective, MatchesTheReferenceExactly) {
 
 INSTANTIATE_TEST_SUITE_P(Processes, EveryCollective,
                          ::testing::Values(World{"shm", 2, nullptr}, World{"shm", 3, nullptr}, World{"shm", 4, nullptr},
+                                           World{"shm_16KiB_fifo", 3, nullptr, false, "16384"},
                                            World{"shm_registered", 2, nullptr, true},
                                            World{"shm_registered", 3, nullptr, true},
                                            World{"tcp", 2, "127.0.0.1"}, World{"tcp2rails", 3, "127.0.0.1,127.0.0.2"},

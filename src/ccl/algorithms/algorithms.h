@@ -6,10 +6,14 @@
 namespace xm::ccl {
 
 Schedule ring_allreduce(const CollectiveArgs& args);
+Schedule ring_relay_allreduce(const CollectiveArgs& args);
+Schedule hierarchical_allreduce(const CollectiveArgs& args);
+Schedule recursive_doubling_allreduce(const CollectiveArgs& args);
 Schedule ring_allgather(const CollectiveArgs& args);
 Schedule ring_reduce_scatter(const CollectiveArgs& args);
 Schedule chain_broadcast(const CollectiveArgs& args);
 Schedule chain_reduce(const CollectiveArgs& args);
 Schedule pairwise_alltoall(const CollectiveArgs& args);
+Schedule pxn_alltoall(const CollectiveArgs& args);
 
 }  // namespace xm::ccl

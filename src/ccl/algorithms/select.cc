@@ -1,5 +1,4 @@
-// make_schedule: the algorithm each collective uses. One place, so the tuner can take
-// over the choice later.
+// make_schedule: from a collective and the chosen algorithm to a schedule.
 #include "ccl/algorithms/algorithms.h"
 
 namespace xm::ccl {
@@ -9,14 +8,25 @@ const char* to_string(Collective c) {
   return names[int(c)];
 }
 
+const char* to_string(Algorithm a) {
+  static const char* names[] = {"default", "ring", "ring-relay", "hierarchical", "recursive-doubling", "pairwise", "pxn"};
+  return names[int(a)];
+}
+
 Schedule make_schedule(const CollectiveArgs& args) {
   switch (args.collective) {
-    case Collective::kAllReduce: return ring_allreduce(args);
+    case Collective::kAllReduce:
+      switch (args.algorithm) {
+        case Algorithm::kRing: return ring_allreduce(args);
+        case Algorithm::kHierarchical: return hierarchical_allreduce(args);
+        case Algorithm::kRecursiveDoubling: return recursive_doubling_allreduce(args);
+        default: return args.relays ? ring_relay_allreduce(args) : ring_allreduce(args);
+      }
     case Collective::kBroadcast: return chain_broadcast(args);
     case Collective::kReduce: return chain_reduce(args);
     case Collective::kAllGather: return ring_allgather(args);
     case Collective::kReduceScatter: return ring_reduce_scatter(args);
-    case Collective::kAllToAll: return pairwise_alltoall(args);
+    case Collective::kAllToAll: return args.algorithm == Algorithm::kPxn ? pxn_alltoall(args) : pairwise_alltoall(args);
   }
   return {};
 }

@@ -91,8 +91,9 @@ struct FrameHeader {
 struct Descriptor {
   uint64_t id, offset, bytes;  // the sender's registered allocation and the span in it
 };
-constexpr uint32_t kDataFrame = 1, kDescriptorFrame = 2;
-constexpr size_t kMinDataFrame = 4096;  // don't fragment into tiny frames when the FIFO is nearly full
+constexpr uint32_t kDataFrame = 1, kDescriptorFrame = 2, kSkipFrame = 3;  // skip: filler up to the FIFO's end
+constexpr size_t kMinDataFrame = 4096;
+constexpr size_t kMaxFrame = size_t(UINT32_MAX) & ~size_t{7};  // don't fragment into tiny frames when the FIFO is nearly full
 
 }  // namespace
 
@@ -116,10 +117,14 @@ size_t ShmLink::send_some(const std::byte* data, size_t bytes) {
       return 0;
     }
   }
+  return send_copy(data, bytes);
+}
+
+size_t ShmLink::send_copy(const std::byte* data, size_t bytes) {
   // Data frame: header, payload, zeros up to 8 bytes, so every payload starts 8-byte
   // aligned in the FIFO and elements are read at their natural alignment.
   size_t room = out_.free_space();
-  size_t want = std::min(bytes, size_t(UINT32_MAX) & ~size_t{7});
+  size_t want = std::min(bytes, kMaxFrame);
   const size_t min_frame = std::min(kMinDataFrame, out_.capacity() / 4);
   if (room < sizeof(FrameHeader) + 8 + std::min(want, min_frame)) return 0;
   size_t n = std::min(want, (room - sizeof(FrameHeader) - 8) & ~size_t{7});
@@ -133,6 +138,38 @@ size_t ShmLink::send_some(const std::byte* data, size_t bytes) {
   return n;
 }
 
+std::span<std::byte> ShmLink::reserve(size_t bytes) {
+  // A data frame written in place must be contiguous: header, payload, padding. When
+  // too little of the room before the FIFO's end is free, fill it with a skip frame and
+  // start again at the front.
+  const size_t min_frame = std::min(kMinDataFrame, out_.capacity() / 4);
+  const size_t overhead = sizeof(FrameHeader) + 8;
+  for (int pass = 0; pass < 2; ++pass) {
+    std::span<std::byte> room = out_.writable();
+    size_t n = room.size() > overhead ? std::min({bytes, room.size() - overhead, kMaxFrame}) : 0;
+    if (n < bytes) n &= ~size_t{7};  // a part: keep the frames after it whole elements
+    if (n > 0 && (n == bytes || n >= min_frame)) {
+      reserved_ = room.data();
+      return room.subspan(sizeof(FrameHeader), n);
+    }
+    // Skip only a stretch that reaches the end (a multiple of 8, as every frame is) and
+    // only when more is free at the front; else wait for the reader.
+    if (room.empty() || room.size() != out_.until_end() || out_.free_space() == room.size()) break;
+    FrameHeader skip{kSkipFrame, uint32_t(room.size() - sizeof(FrameHeader))};
+    std::memcpy(room.data(), &skip, sizeof skip);
+    out_.commit(room.size());
+  }
+  return {};
+}
+
+void ShmLink::commit(size_t bytes) {
+  FrameHeader h{kDataFrame, uint32_t(bytes)};
+  std::memcpy(reserved_, &h, sizeof h);
+  size_t pad = (8 - bytes % 8) % 8;
+  std::memset(reserved_ + sizeof h + bytes, 0, pad);
+  out_.commit(sizeof h + bytes + pad);
+}
+
 std::span<const std::byte> ShmLink::readable() {
   if (frame_left_ == 0) {  // the next frame's header (and descriptor), once all there
     if (pad_ > 0) {  // the zeros after the last data frame
@@ -143,6 +180,15 @@ std::span<const std::byte> ShmLink::readable() {
     }
     FrameHeader h;
     if (!protocol_.ok() || !in_.peek_exact(&h, sizeof h)) return {};
+    if (h.kind == kSkipFrame) {
+      std::span<const std::byte> rest = in_.readable();
+      if (rest.size() < sizeof h + h.bytes) {
+        protocol_ = Error{"corrupt skip frame in shared memory"};
+        return {};
+      }
+      in_.consume(sizeof h + h.bytes);
+      return readable();
+    }
     if (h.kind == kDataFrame) {
       in_.consume(sizeof h);
       frame_ = Frame::kData, frame_left_ = h.bytes, pad_ = (8 - h.bytes % 8) % 8;

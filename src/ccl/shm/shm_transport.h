@@ -39,7 +39,8 @@ class ShmSegment {
 };
 
 // A link to a peer on this host: writes into the peer's segment, reads from ours. The
-// FIFO carries frames: data (copied in, copied out: one copy each way), or — when the
+// FIFO carries frames: data (copied in, copied out: one copy each way; a relay writes
+// them in place with reserve/commit), or — when the
 // bytes to send lie in registered memory (xcclMemAlloc) and are large — a descriptor,
 // and the receiver reads the sender's buffer in place; the send completes when the
 // receiver has acknowledged every byte. Reports the peer's death (its pid gone) instead
@@ -48,8 +49,12 @@ class ShmLink final : public Link {
  public:
   ShmLink(ByteFifo out, ByteFifo in, pid_t peer_pid) : out_(out), in_(in), peer_pid_(peer_pid) {}
   size_t send_some(const std::byte* data, size_t bytes) override;
+  size_t send_copy(const std::byte* data, size_t bytes) override;
   std::span<const std::byte> readable() override;
   void consume(size_t bytes) override;
+  bool in_memory() const override { return true; }
+  std::span<std::byte> reserve(size_t bytes) override;
+  void commit(size_t bytes) override;
   Status status() const override;
   void close() override { out_.close(); }
 
@@ -61,6 +66,7 @@ class ShmLink final : public Link {
   pid_t peer_pid_;
   // Sending: the descriptor the peer is reading, if any.
   uint64_t posted_bytes_ = 0, posted_returned_ = 0, ack_base_ = 0;
+  std::byte* reserved_ = nullptr;  // the header slot of the frame reserve() set up
   // Receiving: the frame being read.
   enum class Frame : uint8_t { kNone, kData, kDescriptor };
   Frame frame_ = Frame::kNone;

@@ -32,6 +32,7 @@ class StripePlan {
   StripePlan() = default;
   explicit StripePlan(std::vector<double> weights);
   size_t next();  // the rail of the next stripe
+  size_t peek() const { return StripePlan(*this).next(); }  // next() without taking it
   size_t rails() const { return weights_.size(); }
 
  private:

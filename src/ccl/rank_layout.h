@@ -1,0 +1,52 @@
+// Where the ranks of a communicator live: which host each is on and its index there.
+// Rail-aware algorithms read it (local rank l drives NIC l, on rail l); it is the
+// schedules' view of the topology, built once per communicator from the bootstrap.
+#pragma once
+
+#include <vector>
+
+namespace xm::ccl {
+
+struct RankLayout {
+  std::vector<int> host_of;                  // by rank
+  std::vector<int> local_of;                 // by rank: index among its host's ranks
+  std::vector<std::vector<int>> host_ranks;  // by host: its ranks, in local order
+
+  int hosts() const { return int(host_ranks.size()); }
+  // Ranks per host when every host has the same number, else 0.
+  int uniform_local_size() const {
+    if (host_ranks.empty()) return 0;
+    for (const auto& h : host_ranks)
+      if (h.size() != host_ranks[0].size()) return 0;
+    return int(host_ranks[0].size());
+  }
+  // The rank with local index `local` on `host`.
+  int rank_at(int host, int local) const { return host_ranks[host][local]; }
+
+  // From the host of every rank (any labels; hosts numbered in order of first rank).
+  template <typename Label>
+  static RankLayout from_hosts(const std::vector<Label>& labels) {
+    RankLayout l;
+    std::vector<Label> seen;
+    for (int r = 0; r < int(labels.size()); ++r) {
+      int h = 0;
+      while (h < int(seen.size()) && !(seen[h] == labels[r])) ++h;
+      if (h == int(seen.size())) {
+        seen.push_back(labels[r]);
+        l.host_ranks.emplace_back();
+      }
+      l.host_of.push_back(h);
+      l.local_of.push_back(int(l.host_ranks[h].size()));
+      l.host_ranks[h].push_back(r);
+    }
+    return l;
+  }
+  // `hosts` hosts of `local` ranks each, rank = host × local + index (tests, simulations).
+  static RankLayout grid(int hosts, int local) {
+    std::vector<int> labels;
+    for (int r = 0; r < hosts * local; ++r) labels.push_back(r / local);
+    return from_hosts(labels);
+  }
+};
+
+}  // namespace xm::ccl

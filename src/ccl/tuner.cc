@@ -1,0 +1,124 @@
+#include "ccl/tuner.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+
+namespace xm::ccl {
+namespace {
+
+double steps_time(const LinkCost& c, double steps, double bytes) {
+  return steps * c.latency_us + bytes / c.bytes_per_us;
+}
+
+}  // namespace
+
+std::vector<Estimate> estimate(const CollectiveArgs& a, const RankLayout& layout, const CostModel& m, bool relays_ok) {
+  std::vector<Estimate> out;
+  const int n = a.ranks;
+  if (n <= 1) return {{Algorithm::kDefault, 0}};
+  const int H = layout.hosts(), L = layout.uniform_local_size();
+  const double bytes = double(a.count) * double(size_of(a.type));
+  // The slowest class a flat algorithm crosses: consecutive ranks on different hosts
+  // and different local indices talk across rails.
+  const LinkCost& flat = H <= 1 ? m.shm : (L > 1 && m.cross.known()) ? m.cross : m.rail;
+  if (!flat.known()) return {{Algorithm::kDefault, 0}};
+  switch (a.collective) {
+    case Collective::kAllReduce: {
+      double ring = steps_time(flat, 2.0 * (n - 1), 2.0 * (n - 1) / n * bytes);
+      out.push_back({relays_ok ? Algorithm::kRingRelay : Algorithm::kRing, ring});
+      // Recursive doubling: whole-buffer rounds that cannot overlap (a round sends what
+      // the last one reduced), each a copy out and a reduction in; an odd number of
+      // rounds ends in scratch and copies home; extra ranks cost a fold and a hand-back.
+      int p2 = 1, rounds = 0;
+      while (p2 * 2 <= n) p2 *= 2, ++rounds;
+      double rd = steps_time(flat, rounds, 2.0 * rounds * bytes) + (rounds % 2 ? bytes / flat.bytes_per_us : 0);
+      if (p2 != n) rd += steps_time(flat, 2, 2 * bytes);
+      out.push_back({Algorithm::kRecursiveDoubling, rd});
+      if (H > 1 && L > 1 && m.shm.known() && m.rail.known()) {
+        double local = steps_time(m.shm, 2.0 * (L - 1), 2.0 * (L - 1) / L * bytes);
+        double across = steps_time(m.rail, 2.0 * (H - 1), 2.0 * (H - 1) / H * bytes / L);
+        out.push_back({Algorithm::kHierarchical, local + across});
+      }
+      break;
+    }
+    case Collective::kAllToAll: {
+      if (H > 1 && L > 1 && m.shm.known() && m.rail.known()) {
+        const LinkCost& cross = m.cross.known() ? m.cross : m.rail;
+        // Every exchange overlaps: the NIC carries the rail and cross-rail blocks.
+        double nic = (H - 1) * bytes / m.rail.bytes_per_us + double(H - 1) * (L - 1) * bytes / cross.bytes_per_us;
+        double pairwise = cross.latency_us + std::max((L - 1) * bytes / m.shm.bytes_per_us, nic);
+        out.push_back({Algorithm::kPairwise, pairwise});
+        // PXN: everything between hosts on the own rail, a hop through shared memory first.
+        double pxn = m.shm.latency_us + m.rail.latency_us +
+                     std::max(double(L - 1) * H * bytes / m.shm.bytes_per_us, double(L) * (H - 1) * bytes / m.rail.bytes_per_us);
+        out.push_back({Algorithm::kPxn, pxn});
+      } else {
+        out.push_back({Algorithm::kPairwise, steps_time(flat, 1, (n - 1) * bytes)});
+      }
+      break;
+    }
+    default: return {{Algorithm::kDefault, 0}};
+  }
+  std::stable_sort(out.begin(), out.end(), [](const Estimate& x, const Estimate& y) { return x.us < y.us; });
+  return out;
+}
+
+Algorithm AlgorithmOverrides::for_collective(Collective c) const {
+  for (const auto& [coll, algo] : forced)
+    if (coll == c) return algo;
+  return Algorithm::kDefault;
+}
+
+Result<AlgorithmOverrides> parse_algorithm_overrides(const std::string& text) {
+  AlgorithmOverrides o;
+  std::stringstream in(text);
+  std::string item;
+  auto algorithm_named = [](const std::string& name) -> Result<Algorithm> {
+    for (int i = 1; i <= int(Algorithm::kPxn); ++i)
+      if (name == to_string(Algorithm(i))) return Algorithm(i);
+    return Error{"XCCL_ALGO: unknown algorithm '" + name +
+                 "' (ring, ring-relay, hierarchical, recursive-doubling, pairwise, pxn)"};
+  };
+  auto applies = [](Collective c, Algorithm a) {
+    if (c == Collective::kAllReduce)
+      return a == Algorithm::kRing || a == Algorithm::kRingRelay || a == Algorithm::kHierarchical ||
+             a == Algorithm::kRecursiveDoubling;
+    if (c == Collective::kAllToAll) return a == Algorithm::kPairwise || a == Algorithm::kPxn;
+    return false;
+  };
+  const Collective tunable[] = {Collective::kAllReduce, Collective::kAllToAll};
+  while (std::getline(in, item, ',')) {
+    if (item.empty()) continue;
+    size_t colon = item.find(':');
+    Result<Algorithm> algo = algorithm_named(colon == std::string::npos ? item : item.substr(colon + 1));
+    if (!algo) return algo.error();
+    if (colon == std::string::npos) {
+      bool any = false;
+      for (Collective c : tunable)
+        if (applies(c, *algo)) o.forced.push_back({c, *algo}), any = true;
+      if (!any) return Error{"XCCL_ALGO: '" + item + "' applies to no collective"};
+      continue;
+    }
+    std::string coll = item.substr(0, colon);
+    auto it = std::find_if(std::begin(tunable), std::end(tunable), [&](Collective c) { return coll == to_string(c); });
+    if (it == std::end(tunable)) return Error{"XCCL_ALGO: '" + coll + "': only all_reduce and alltoall have a choice"};
+    if (!applies(*it, *algo)) return Error{"XCCL_ALGO: " + item + ": " + to_string(*algo) + " does not run " + coll};
+    o.forced.push_back({*it, *algo});
+  }
+  return o;
+}
+
+std::string describe(const CostModel& m) {
+  auto one = [](const char* name, const LinkCost& c) {
+    char text[96];
+    if (!c.known()) std::snprintf(text, sizeof text, "%s not measured", name);
+    else std::snprintf(text, sizeof text, "%s %.1f us + %.3f GB/s", name, c.latency_us, c.bytes_per_us / 1e3);
+    return std::string(text);
+  };
+  return one("shm", m.shm) + ", " + one("rail", m.rail) + ", " + one("cross-rail", m.cross);
+}
+
+}  // namespace xm::ccl

@@ -1,0 +1,113 @@
+// ShmLink's framing: data frames written by send_some and written in place by
+// reserve/commit (with skip frames at the FIFO's end), mixed at random, arrive as the
+// same byte stream, over a FIFO small enough to wrap hundreds of times.
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ccl/shm/shm_transport.h"
+
+namespace xm::ccl {
+namespace {
+
+TEST(ShmLink, InPlaceAndCopiedFramesKeepTheStreamIntact) {
+  constexpr size_t kFifo = 16 << 10;
+  std::vector<std::byte> a_to_b(kFifoHeader + kFifo), b_to_a(kFifoHeader + kFifo);
+  ByteFifo ab(a_to_b.data(), kFifo, true), ba(b_to_a.data(), kFifo, true);
+  ShmLink a(ab, ba, getpid()), b(ba, ab, getpid());
+
+  std::mt19937 rng(7);
+  std::vector<std::byte> sent, received;
+  size_t offered = 0;
+  const size_t total = 4 << 20;
+  while (sent.size() < total || received.size() < sent.size()) {
+    // The writer: one message of a random size (odd ones too), by copy or in place.
+    if (offered == sent.size() && sent.size() < total) {
+      size_t bytes = std::uniform_int_distribution<size_t>(1, 9000)(rng);
+      for (size_t i = 0; i < bytes; ++i) sent.push_back(std::byte(rng()));
+    }
+    if (offered < sent.size()) {
+      size_t left = sent.size() - offered;
+      if (rng() % 2) {
+        offered += a.send_some(sent.data() + offered, left);
+      } else if (std::span<std::byte> room = a.reserve(left); !room.empty()) {
+        size_t n = std::min(room.size(), left);
+        if (n < left) n &= ~size_t{7};
+        std::memcpy(room.data(), sent.data() + offered, n);
+        a.commit(n);
+        offered += n;
+      }
+    }
+    // The reader: takes a random part of what is readable.
+    std::span<const std::byte> in = b.readable();
+    if (!in.empty()) {
+      size_t n = std::uniform_int_distribution<size_t>(1, in.size())(rng);
+      received.insert(received.end(), in.begin(), in.begin() + n);
+      b.consume(n);
+    }
+    ASSERT_TRUE(b.status().ok()) << b.status().message();
+  }
+  ASSERT_EQ(received.size(), sent.size());
+  EXPECT_TRUE(received == sent);
+}
+
+// The same with the writer and the reader on two threads, as two ranks run.
+TEST(ShmLink, InPlaceAndCopiedFramesAcrossThreads) {
+  constexpr size_t kFifo = 16 << 10;
+  std::vector<std::byte> a_to_b(kFifoHeader + kFifo), b_to_a(kFifoHeader + kFifo);
+  ByteFifo ab(a_to_b.data(), kFifo, true), ba(b_to_a.data(), kFifo, true);
+  ShmLink a(ab, ba, getpid()), b(ba, ab, getpid());
+  const size_t total = 8 << 20;
+  std::vector<std::byte> sent(total);
+  std::mt19937 rng(11);
+  for (auto& x : sent) x = std::byte(rng());
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    std::mt19937 r(3);
+    size_t offered = 0;
+    while (offered < total && !stop) {
+      size_t left = std::min<size_t>(total - offered, std::uniform_int_distribution<size_t>(1, 9000)(r));
+      size_t end = offered + left;
+      while (offered < end && !stop) {
+        if (r() % 2) {
+          offered += a.send_some(sent.data() + offered, end - offered);
+        } else if (std::span<std::byte> room = a.reserve(end - offered); !room.empty()) {
+          size_t n = std::min(room.size(), end - offered);
+          if (n < end - offered) n &= ~size_t{7};
+          std::memcpy(room.data(), sent.data() + offered, n);
+          a.commit(n);
+          offered += n;
+        }
+      }
+    }
+  });
+  std::vector<std::byte> received;
+  received.reserve(total);
+  std::mt19937 r(5);
+  std::string failure;
+  while (received.size() < total) {
+    std::span<const std::byte> in = b.readable();
+    if (!b.status().ok()) {
+      failure = b.status().message() + " after " + std::to_string(received.size()) + " bytes";
+      break;
+    }
+    if (in.empty()) continue;
+    size_t n = std::uniform_int_distribution<size_t>(1, in.size())(r);
+    received.insert(received.end(), in.begin(), in.begin() + n);
+    b.consume(n);
+  }
+  stop = true;
+  writer.join();
+  ASSERT_EQ(failure, "");
+  EXPECT_TRUE(received == sent);
+}
+
+}  // namespace
+}  // namespace xm::ccl

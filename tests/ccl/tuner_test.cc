@@ -1,0 +1,73 @@
+// The tuner's choices from cost models (the figures measured at start-up feed these).
+#include <gtest/gtest.h>
+
+#include "ccl/tuner.h"
+
+namespace xm::ccl {
+namespace {
+
+CollectiveArgs args(Collective c, int ranks, uint64_t bytes) {
+  CollectiveArgs a;
+  a.collective = c;
+  a.ranks = ranks;
+  a.type = DataType::kUint8;
+  a.count = bytes;
+  return a;
+}
+
+// 4 hosts × 2 ranks; shared memory fast, NICs at 50 MB/s (400 Mbit/s).
+CostModel testbed(double cross_bytes_per_us) {
+  CostModel m;
+  m.shm = {5, 3000};
+  m.rail = {100, 50};
+  m.cross = {150, cross_bytes_per_us};
+  return m;
+}
+
+TEST(Tuner, HierarchicalAllReduceAcrossHostsOfSeveralRanks) {
+  RankLayout layout = RankLayout::grid(4, 2);
+  std::vector<Estimate> e = estimate(args(Collective::kAllReduce, 8, 16 << 20), layout, testbed(50), false);
+  EXPECT_EQ(e.front().algorithm, Algorithm::kHierarchical);
+}
+
+TEST(Tuner, RecursiveDoublingForTinyMessagesRingForLargeOnOneHost) {
+  RankLayout layout = RankLayout::grid(1, 8);
+  CostModel m;
+  m.shm = {10, 3000};
+  EXPECT_EQ(estimate(args(Collective::kAllReduce, 8, 1024), layout, m, true).front().algorithm,
+            Algorithm::kRecursiveDoubling);
+  EXPECT_EQ(estimate(args(Collective::kAllReduce, 8, 64 << 20), layout, m, true).front().algorithm,
+            Algorithm::kRingRelay);
+  EXPECT_EQ(estimate(args(Collective::kAllReduce, 8, 64 << 20), layout, m, false).front().algorithm,
+            Algorithm::kRing);
+}
+
+TEST(Tuner, PxnWhenTheSpineIsThinPairwiseWhenItIsNot) {
+  RankLayout layout = RankLayout::grid(4, 2);
+  // Spine at a quarter of a NIC per rank: every cross-rail byte is slow.
+  EXPECT_EQ(estimate(args(Collective::kAllToAll, 8, 1 << 20), layout, testbed(12.5), false).front().algorithm,
+            Algorithm::kPxn);
+  // A spine as fast as shared memory: no reason to take the extra hop.
+  EXPECT_EQ(estimate(args(Collective::kAllToAll, 8, 1 << 20), layout, testbed(3000), false).front().algorithm,
+            Algorithm::kPairwise);
+}
+
+TEST(Tuner, OverridesParseAndRejectNonsense) {
+  Result<AlgorithmOverrides> o = parse_algorithm_overrides("all_reduce:hierarchical,alltoall:pxn");
+  ASSERT_TRUE(o) << o.error().message;
+  EXPECT_EQ(o->for_collective(Collective::kAllReduce), Algorithm::kHierarchical);
+  EXPECT_EQ(o->for_collective(Collective::kAllToAll), Algorithm::kPxn);
+  EXPECT_EQ(o->for_collective(Collective::kBroadcast), Algorithm::kDefault);
+  Result<AlgorithmOverrides> ring = parse_algorithm_overrides("ring");
+  ASSERT_TRUE(ring);
+  EXPECT_EQ(ring->for_collective(Collective::kAllReduce), Algorithm::kRing);
+  EXPECT_FALSE(parse_algorithm_overrides("treeish"));
+  EXPECT_FALSE(parse_algorithm_overrides("alltoall:hierarchical"));
+  EXPECT_FALSE(parse_algorithm_overrides("broadcast:ring"));
+  Result<AlgorithmOverrides> bad = parse_algorithm_overrides("all_reduce:rong");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("unknown algorithm 'rong'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace xm::ccl

@@ -1,0 +1,382 @@
+// `xm testbed` for real: namespaces, links, routing and shaping on this machine, driven
+// through the xm binary as a user would. Needs root; skipped otherwise. Every test has
+// its own testbed name and removes it in TearDown, also when it fails.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+
+namespace {
+
+using nlohmann::json;
+
+struct Outcome {
+  int exit_code;
+  std::string out;
+};
+
+// Runs a shell command; stdout (and stderr when `merge`) captured.
+Outcome sh(const std::string& cmd, bool merge = true) {
+  FILE* pipe = popen((cmd + (merge ? " 2>&1" : "")).c_str(), "r");
+  if (!pipe) return {-1, "popen failed"};
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
+  int status = pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+Outcome xm(const std::string& args, bool merge = true) { return sh("'" XM_BINARY "' " + args, merge); }
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+class Testbed : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces)";
+    // A name of its own: a short tag for the test plus the process id.
+    std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::string tag;
+    for (char c : test)
+      if (std::isupper(static_cast<unsigned char>(c)) && tag.size() < 3) tag += static_cast<char>(std::tolower(c));
+    name_ = tag + std::to_string(::getpid() % 100000);
+    xm("testbed down --name " + name_);  // a leftover of a crashed run with the same pid
+  }
+  void TearDown() override {
+    if (name_.empty()) return;
+    Outcome down = xm("testbed down --name " + name_);
+    EXPECT_EQ(down.exit_code, 0) << down.out;
+    EXPECT_TRUE(namespaces().empty()) << "left behind: " << sh("ip netns list").out;
+  }
+
+  void up(const std::string& args) {
+    Outcome r = xm("testbed up --name " + name_ + " " + args);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+  }
+
+  std::vector<std::string> namespaces() const {
+    std::vector<std::string> out;
+    std::istringstream in(sh("ip netns list").out);
+    for (std::string line; std::getline(in, line);)
+      if (line.starts_with("xm-" + name_ + "-")) out.push_back(line.substr(0, line.find(' ')));
+    return out;
+  }
+
+  json status() {
+    Outcome r = xm("testbed status --json --name " + name_, false);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return json::parse(r.out, nullptr, false);
+  }
+
+  // The probe's JSON, or null when it failed (then `error`, if given, gets the message).
+  json probe(const std::string& flows, const std::string& bytes, double timeout, std::string* error = nullptr) {
+    std::string args = "testbed probe --json --name " + name_ + " --bytes " + bytes + " --timeout " + std::to_string(timeout);
+    std::istringstream in(flows);
+    for (std::string f; in >> f;) args += " --flow " + f;
+    Outcome r = xm(args + " 2>/tmp/xm-probe-err-" + name_, false);
+    std::string err = sh("cat /tmp/xm-probe-err-" + name_ + "; rm -f /tmp/xm-probe-err-" + name_).out;
+    if (error) *error = err;
+    if (r.exit_code != 0) {
+      if (!error) ADD_FAILURE() << "probe " << flows << " failed: " << err;
+      return json();
+    }
+    return json::parse(r.out, nullptr, false);
+  }
+
+  std::string name_;
+};
+
+TEST_F(Testbed, UpReachesEveryNicThenDownLeavesNothing) {
+  std::string root_links_before = sh("ip -o link show | cut -d: -f2 | sort").out;
+  up("--hosts 4 --rails 2");
+  EXPECT_EQ(namespaces().size(), 6u);
+  // host 0 reaches both NICs of host 3, from either of its own (same rail and across)
+  json r = probe("h0/nic0=h3/nic0 h0/nic1=h3/nic1 h0/nic0=h3/nic1 h0/nic1=h3/nic0", "64k", 5);
+  ASSERT_TRUE(r.is_object());
+  EXPECT_EQ(r["flows"].size(), 4u);
+  for (const json& f : r["flows"]) EXPECT_EQ(f["bytes"], 65536);
+
+  Outcome down = xm("testbed down --name " + name_);
+  EXPECT_EQ(down.exit_code, 0) << down.out;
+  EXPECT_TRUE(contains(down.out, "6 namespaces")) << down.out;
+  EXPECT_TRUE(namespaces().empty()) << sh("ip netns list").out;
+  EXPECT_EQ(sh("ip -o link show | cut -d: -f2 | sort").out, root_links_before);
+  EXPECT_FALSE(contains(sh("ip -o addr show").out, "10.77.")) << "an address of the testbed in the root namespace";
+  EXPECT_FALSE(std::filesystem::exists("/run/xm-testbed/" + name_ + ".json"));
+  Outcome again = xm("testbed down --name " + name_);  // idempotent
+  EXPECT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_TRUE(contains(again.out, "nothing to remove")) << again.out;
+}
+
+TEST_F(Testbed, DownAfterACrashFindsNamespacesAndKillsWhatRunsInThem) {
+  up("--hosts 2 --rails 1");
+  std::filesystem::remove("/run/xm-testbed/" + name_ + ".json");  // as if up had died
+  sh("ip netns exec xm-" + name_ + "-h1 sleep 60 >/dev/null 2>&1 &");
+  Outcome down = xm("testbed down --name " + name_);
+  EXPECT_EQ(down.exit_code, 0) << down.out;
+  EXPECT_TRUE(contains(down.out, "4 namespaces")) << down.out;
+  EXPECT_TRUE(contains(down.out, "1 processes")) << down.out;
+  EXPECT_TRUE(namespaces().empty());
+}
+
+TEST_F(Testbed, UpOnAnExistingNameRefusesUnlessReplace) {
+  up("--hosts 1 --rails 1");
+  Outcome again = xm("testbed up --hosts 2 --rails 1 --name " + name_);
+  EXPECT_NE(again.exit_code, 0);
+  EXPECT_TRUE(contains(again.out, "already exists")) << again.out;
+  EXPECT_TRUE(contains(again.out, "--replace")) << again.out;
+  up("--hosts 2 --rails 1 --replace");
+  EXPECT_EQ(status()["hosts"].size(), 2u);
+}
+
+TEST_F(Testbed, RailAffinityShowsOnTheSpineCounters) {
+  up("--hosts 2 --rails 2");
+  auto spine = [&](size_t rail, const char* counter) { return status()["spine"]["links"][rail][counter].get<uint64_t>(); };
+  uint64_t in0 = spine(0, "rx_bytes"), out0 = spine(0, "tx_bytes"), in1 = spine(1, "rx_bytes"), out1 = spine(1, "tx_bytes");
+  const uint64_t bytes = 4 << 20;
+
+  // Same rail: one ToR hop, the spine sees nothing at all.
+  ASSERT_TRUE(probe("h0/nic0=h1/nic0", "4M", 10).is_object());
+  json s = status();
+  EXPECT_EQ(s["spine"]["links"][0]["rx_bytes"], in0);
+  EXPECT_EQ(s["spine"]["links"][0]["tx_bytes"], out0);
+  EXPECT_EQ(s["spine"]["links"][1]["rx_bytes"], in1);
+  EXPECT_EQ(s["spine"]["links"][1]["tx_bytes"], out1);
+  EXPECT_GE(s["hosts"][0]["nics"][0]["tx_bytes"].get<uint64_t>(), bytes);
+  EXPECT_GE(s["hosts"][1]["nics"][0]["rx_bytes"].get<uint64_t>(), bytes);
+
+  // Across rails: ToR 0 -> spine -> ToR 1, the bytes and their headers (under 2 %).
+  ASSERT_TRUE(probe("h0/nic0=h1/nic1", "4M", 10).is_object());
+  uint64_t into_spine = spine(0, "rx_bytes") - in0, out_of_spine = spine(1, "tx_bytes") - out1;
+  std::cout << "[measured] 4 MiB across rails: " << into_spine << " bytes into the spine from ToR 0, " << out_of_spine
+            << " out to ToR 1\n";
+  EXPECT_GE(into_spine, bytes);
+  EXPECT_LE(into_spine, bytes + bytes / 50);
+  EXPECT_GE(out_of_spine, bytes);
+  EXPECT_LE(out_of_spine, bytes + bytes / 50);
+  // and the acknowledgements back, a small fraction
+  EXPECT_LT(spine(1, "rx_bytes") - in1, bytes / 20);
+}
+
+TEST_F(Testbed, LineRateOneFlowAndTwoRails) {
+  up("--hosts 2 --rails 2 --rate 400mbit");
+  json one = probe("h0/nic0=h1/nic0", "16M", 20);
+  ASSERT_TRUE(one.is_object());
+  double single = one["total_mbit_per_s"];
+  std::cout << "[measured] one flow on one 400mbit rail: " << single << " Mbit/s\n";
+  EXPECT_GE(single, 0.95 * 400) << "one TCP flow on one 400mbit rail";
+  EXPECT_LE(single, 1.02 * 400);
+  json two = probe("h0/nic0=h1/nic0 h0/nic1=h1/nic1", "16M", 20);
+  ASSERT_TRUE(two.is_object());
+  double both = two["total_mbit_per_s"];
+  std::cout << "[measured] two flows on two rails: " << both << " Mbit/s (" << both / single << " × one)\n";
+  EXPECT_GE(both, 1.9 * single) << "two rails should carry twice one";
+  EXPECT_LE(both, 2.05 * single);
+}
+
+TEST_F(Testbed, ShapingFaultRateDownAndUp) {
+  up("--hosts 2 --rails 1 --rate 200mbit");
+  const double bytes = 5 << 20;
+  const double ideal = bytes * 8 / 200e6;  // 0.21 s
+  json a = probe("h0/nic0=h1/nic0", "5M", 10);
+  ASSERT_TRUE(a.is_object());
+  double t1 = a["flows"][0]["seconds"];
+  std::cout << "[measured] 5 MiB at 200mbit: " << t1 << " s (ideal " << ideal << " s)\n";
+  EXPECT_NEAR(t1, ideal, 0.1 * ideal);
+
+  Outcome half = xm("testbed fault --name " + name_ + " --link h1/nic0 --rate 100mbit");
+  ASSERT_EQ(half.exit_code, 0) << half.out;
+  EXPECT_EQ(status()["hosts"][1]["nics"][0]["rate"], "100mbit");
+  json b = probe("h0/nic0=h1/nic0", "5M", 10);
+  ASSERT_TRUE(b.is_object());
+  double t2 = b["flows"][0]["seconds"];
+  std::cout << "[measured] 5 MiB at 100mbit: " << t2 << " s (" << t2 / t1 << " × the first)\n";
+  EXPECT_NEAR(t2, 2 * ideal, 0.2 * ideal);
+  EXPECT_NEAR(t2 / t1, 2.0, 0.2);
+
+  Outcome cut = xm("testbed fault --name " + name_ + " --link h0/nic0 --down");
+  ASSERT_EQ(cut.exit_code, 0) << cut.out;
+  EXPECT_EQ(status()["hosts"][0]["nics"][0]["state"], "down");
+  std::string error;
+  EXPECT_TRUE(probe("h0/nic0=h1/nic0", "64k", 2, &error).is_null());
+  EXPECT_TRUE(contains(error, "h0/nic0 (10.77.0.1) -> h1/nic0 (10.77.0.2)")) << error;
+  EXPECT_TRUE(probe("h1/nic0=h0/nic0", "64k", 1, &error).is_null()) << "the peer cannot reach a cut NIC either";
+
+  Outcome restore = xm("testbed fault --name " + name_ + " --link h0/nic0 --up");
+  ASSERT_EQ(restore.exit_code, 0) << restore.out;
+  EXPECT_EQ(status()["hosts"][0]["nics"][0]["state"], "up");
+  EXPECT_TRUE(probe("h0/nic0=h1/nic0", "64k", 5).is_object());
+}
+
+TEST_F(Testbed, SpineFaultCutsOnlyCrossRailTraffic) {
+  up("--hosts 2 --rails 2 --spine-rate 100mbit");
+  EXPECT_EQ(status()["spine"]["links"][1]["rate"], "100mbit");
+  // The thin spine, not the 400mbit NICs, sets the pace across rails.
+  json thin = probe("h0/nic0=h1/nic1", "2M", 10);
+  ASSERT_TRUE(thin.is_object());
+  std::cout << "[measured] across rails through a 100mbit spine: " << thin["total_mbit_per_s"] << " Mbit/s\n";
+  EXPECT_NEAR(thin["total_mbit_per_s"].get<double>(), 100, 10);
+  ASSERT_EQ(xm("testbed fault --name " + name_ + " --spine 1 --down").exit_code, 0);
+  std::string error;
+  EXPECT_TRUE(probe("h0/nic0=h1/nic1", "64k", 2, &error).is_null());
+  EXPECT_TRUE(probe("h0/nic1=h1/nic1", "64k", 5).is_object()) << "same rail does not need the spine";
+  ASSERT_EQ(xm("testbed fault --name " + name_ + " --spine 1 --up").exit_code, 0);
+  EXPECT_TRUE(probe("h0/nic0=h1/nic1", "64k", 5).is_object());
+}
+
+TEST_F(Testbed, UpFromASpec) {
+  std::string path = "/tmp/xm-testbed-spec-" + name_ + ".yaml";
+  {
+    std::ofstream f(path);
+    f << "name: small\nservers: 3\nserver:\n  accelerators: 2\n  nics:\n"
+         "    - {name: mlx5_0, rail: 0, gbps: 100}\n    - {name: mlx5_1, rail: 2, gbps: 200}\n"
+         "fabric:\n  kind: rail-optimized\n  tor: {ports: 8, servers: 3}\n";
+  }
+  up("--spec " + path + " --subnet 91");
+  std::filesystem::remove(path);
+  json s = status();
+  ASSERT_EQ(s["hosts"].size(), 3u);
+  const json& nic = s["hosts"][2]["nics"][1];
+  EXPECT_EQ(nic["name"], "nic2");
+  EXPECT_EQ(nic["device"], "mlx5_1");
+  EXPECT_EQ(nic["address"], "10.91.2.3");
+  EXPECT_EQ(nic["rate"], "200mbit");  // 200 Gbit/s scaled 1:1000
+  EXPECT_EQ(s["hosts"][0]["nics"][0]["rate"], "100mbit");
+  EXPECT_EQ(s["spine"]["links"][0]["rate"], "300mbit");  // non-blocking: 3 × 100mbit
+  EXPECT_EQ(s["spine"]["links"][1]["rate"], "600mbit");
+  EXPECT_EQ(s["spine"]["links"][1]["address"], "10.91.2.254");
+  EXPECT_TRUE(probe("h0/mlx5_0=h2/mlx5_1", "64k", 5).is_object());
+}
+
+TEST_F(Testbed, RunGivesEveryRankItsEnvironment) {
+  up("--hosts 4 --rails 2");
+  Outcome r = xm("testbed run --name " + name_ + " --ranks-per-host 2 -- sh -c 'echo $RANK $LOCAL_RANK $XCCL_RAILS'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::istringstream in(r.out);
+  std::map<int, std::string> lines;
+  for (std::string line; std::getline(in, line);) lines[std::stoi(line)] = line;
+  ASSERT_EQ(lines.size(), 8u) << r.out;
+  for (int rank = 0; rank < 8; ++rank) {
+    int host = rank / 2;
+    std::string rails = "10.77.0." + std::to_string(host + 1) + "@0.4,10.77.1." + std::to_string(host + 1) + "@0.4";
+    EXPECT_EQ(lines[rank], std::to_string(rank) + " " + std::to_string(rank % 2) + " " + rails);
+  }
+
+  Outcome own = xm("testbed run --name " + name_ + " -k 2 --rails own --prefix -- sh -c "
+                   "'echo $WORLD_SIZE $LOCAL_WORLD_SIZE $MASTER_ADDR $XCCL_RAILS $XM_TESTBED_HOST $XM_TESTBED_RAILS "
+                   "${#XCCL_SECRET} $MASTER_PORT'");
+  ASSERT_EQ(own.exit_code, 0) << own.out;
+  EXPECT_TRUE(contains(own.out, "[rank 3] 8 2 10.77.0.1 10.77.1.2@0.4 1 1 64 ")) << own.out;
+  EXPECT_TRUE(contains(own.out, "[rank 6] 8 2 10.77.0.1 10.77.0.4@0.4 3 0 64 ")) << own.out;
+  // the ranks of a host share its namespace
+  Outcome ns = xm("testbed run --name " + name_ + " -k 2 -- sh -c 'echo $RANK $(readlink /proc/self/ns/net)'");
+  std::regex pair("([0-9]) net:\\[([0-9]+)\\]");
+  std::map<int, std::string> inode;
+  for (std::sregex_iterator it(ns.out.begin(), ns.out.end(), pair), end; it != end; ++it)
+    inode[std::stoi((*it)[1])] = (*it)[2];
+  ASSERT_EQ(inode.size(), 8u) << ns.out;
+  EXPECT_EQ(inode[0], inode[1]);
+  EXPECT_NE(inode[1], inode[2]);
+}
+
+TEST_F(Testbed, RunStopsTheJobOnFailureAndTimeout) {
+  up("--hosts 2 --rails 1");
+  auto start = std::chrono::steady_clock::now();
+  Outcome fail = xm("testbed run --name " + name_ + " -k 2 -- sh -c '[ $RANK = 2 ] && exit 3; sleep 30'");
+  EXPECT_EQ(fail.exit_code, 3) << fail.out;
+  EXPECT_TRUE(contains(fail.out, "rank 2 (h1, local rank 0) exited with status 3")) << fail.out;
+  EXPECT_LT(seconds_since(start), 5);
+
+  start = std::chrono::steady_clock::now();
+  Outcome slow = xm("testbed run --name " + name_ + " --timeout 0.5 -- sleep 30");
+  EXPECT_EQ(slow.exit_code, 124) << slow.out;
+  EXPECT_TRUE(contains(slow.out, "timed out after 0.5 s")) << slow.out;
+  EXPECT_LT(seconds_since(start), 5);
+  EXPECT_TRUE(sh("ip netns pids xm-" + name_ + "-h0").out.empty()) << "a rank survived";
+}
+
+TEST_F(Testbed, ClearErrors) {
+  up("--hosts 2 --rails 2");
+  struct Case {
+    std::string args, expected;
+  };
+  std::string n = " --name " + name_;
+  const Case cases[] = {
+      {"testbed status --name nosuch", "no testbed named \"nosuch\""},
+      {"testbed fault --name nosuch --link h0/nic0 --down", "no testbed named \"nosuch\""},
+      {"testbed run --name nosuch -- true", "no testbed named \"nosuch\""},
+      {"testbed status --name No-Such", "expected 1 to 8 lower-case letters"},
+      {"testbed up --name x1 --rate fast", "rate \"fast\": expected a number and a unit"},
+      {"testbed up --name x1 --rate 400mbps", "bytes per second"},
+      {"testbed fault" + n + " --link h0/nic0 --rate 1ghz", "unknown unit \"ghz\""},
+      {"testbed fault" + n + " --link h2/nic0 --down", "has no link \"h2/nic0\": expected h<0..1>/nic<rail>"},
+      {"testbed fault" + n + " --link h0/nic5 --down", "has no link \"h0/nic5\""},
+      {"testbed fault" + n + " --spine 7 --down", "has no rail 7 (rails: 0, 1)"},
+      {"testbed fault" + n + " --down", "which link?"},
+      {"testbed fault" + n + " --link h0/nic0", "what to do?"},
+      {"testbed probe" + n + " --flow h0/nic0=h9/nic0", "has no NIC \"h9/nic0\""},
+      {"testbed up --name x1 --spec /nonexistent.yaml", "/nonexistent.yaml"},
+  };
+  for (const Case& c : cases) {
+    Outcome r = xm(c.args);
+    EXPECT_NE(r.exit_code, 0) << c.args;
+    EXPECT_TRUE(contains(r.out, c.expected)) << c.args << "\n" << r.out;
+  }
+  EXPECT_TRUE(sh("ip netns list | grep '^xm-x1-'").out.empty());
+}
+
+TEST_F(Testbed, NotRootIsAClearError) {
+  if (sh("command -v setpriv").exit_code != 0) GTEST_SKIP() << "no setpriv";
+  std::string nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups '" XM_BINARY "' ";
+  for (const char* cmd : {"testbed up --name x2", "testbed status --name x2", "testbed down --name x2",
+                          "testbed run --name x2 -- true", "testbed fault --name x2 --spine 0 --down"}) {
+    Outcome r = sh("cd / && " + nobody + cmd);
+    EXPECT_NE(r.exit_code, 0) << cmd;
+    EXPECT_TRUE(contains(r.out, "must run as root")) << cmd << "\n" << r.out;
+  }
+  name_.clear();  // nothing to tear down
+}
+
+}  // namespace
+
+// xccl across a 4-host × 2-rail testbed, every collective checked exactly by xccl-perf:
+// the rail-aware algorithms (hierarchical all-reduce, PXN all-to-all) with two ranks per
+// host (shared memory inside, local rank l on NIC l), the flat ones for comparison, and
+// one rank per host striping over both NICs.
+TEST_F(Testbed, XcclCollectivesAcrossTheTestbedAreExact) {
+  up("--hosts 4 --rails 2 --rate 2gbit");
+  struct Case {
+    const char *ranks_per_host, *rails, *algo, *collective;
+  } cases[] = {
+      {"2", "own", "", "all_reduce"},           {"2", "own", "hierarchical", "all_reduce"},
+      {"2", "own", "ring", "all_reduce"},       {"2", "own", "recursive-doubling", "all_reduce"},
+      {"2", "own", "pxn", "alltoall"},          {"2", "own", "pairwise", "alltoall"},
+      {"2", "own", "", "all_gather"},           {"2", "own", "", "reduce_scatter"},
+      {"1", "all", "", "all_reduce"},           {"1", "all", "", "alltoall"},
+  };
+  for (const Case& c : cases) {
+    std::string env = std::string(*c.algo ? std::string("XCCL_ALGO=") + c.collective + ":" + c.algo : "XCCL_DEBUG=WARN");
+    Outcome r = xm("testbed run --name " + name_ + " --timeout 120 --ranks-per-host " + c.ranks_per_host + " --rails " +
+                   c.rails + " -- env " + env + " '" XCCL_PERF_BINARY "' " + c.collective +
+                   " -b 1000 -e 300000 -f 17 -n 2 -w 1 -c 1 -d int32 -o sum");
+    std::string what = std::string(c.collective) + " " + c.algo + " ranks/host " + c.ranks_per_host;
+    EXPECT_EQ(r.exit_code, 0) << what << "\n" << r.out;
+    EXPECT_TRUE(contains(r.out, "Out of bounds values : 0 OK")) << what << "\n" << r.out;
+  }
+}
