@@ -149,6 +149,7 @@ TEST(Setup, SpineForwardsAndHostsTolerateAsymmetry) {
   EXPECT_TRUE(has(host_sysctls(), "net.ipv4.conf.all.arp_ignore", "1"));
   EXPECT_TRUE(has(host_sysctls(), "net.ipv6.conf.all.disable_ipv6", "1"));
   EXPECT_FALSE(has(host_sysctls(), "net.ipv4.ip_forward", "1"));
+  EXPECT_TRUE(has(host_sysctls(), "net.ipv4.tcp_congestion_control", "reno"));  // not the machine's default
 }
 
 TEST(State, JsonRoundTrip) {

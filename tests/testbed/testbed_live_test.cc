@@ -111,6 +111,7 @@ TEST_F(Testbed, UpReachesEveryNicThenDownLeavesNothing) {
   ASSERT_TRUE(r.is_object());
   EXPECT_EQ(r["flows"].size(), 4u);
   for (const json& f : r["flows"]) EXPECT_EQ(f["bytes"], 65536);
+  EXPECT_EQ(sh("ip netns exec xm-" + name_ + "-h2 cat /proc/sys/net/ipv4/tcp_congestion_control").out, "reno\n");
 
   Outcome down = xm("testbed down --name " + name_);
   EXPECT_EQ(down.exit_code, 0) << down.out;
