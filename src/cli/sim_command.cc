@@ -112,6 +112,32 @@ void add_hpcc_export(CLI::App& sim, int& exit_code) {
   });
 }
 
+// The flows a scenario makes, in the HPCC simulator's flow format (node ids as
+// `hpcc-topology` numbers them), so another simulator can run the very same workload.
+void add_hpcc_flows(CLI::App& sim, int& exit_code) {
+  auto path = std::make_shared<std::string>();
+  auto out = std::make_shared<std::string>("-");
+  CLI::App* cmd = sim.add_subcommand("hpcc-flows", "write a scenario's flows as an HPCC simulator flow file");
+  cmd->add_option("scenario", *path, "scenario file (YAML)")->required();
+  cmd->add_option("-o,--output", *out, "file to write (- for stdout)")->capture_default_str();
+  cmd->callback([path, out, &exit_code] {
+    Result<sim::Scenario> s = sim::load_scenario(*path);
+    if (!s) return void((std::cerr << "xm sim hpcc-flows: " << s.error().message << "\n", exit_code = 2));
+    Result<sim::SimTopology> t = sim::scenario_topology(*s);
+    if (!t) return void((std::cerr << "xm sim hpcc-flows: " << t.error().message << "\n", exit_code = 2));
+    Result<std::vector<sim::FlowSpec>> flows = sim::scenario_flows(*s, *t);
+    if (!flows) return void((std::cerr << "xm sim hpcc-flows: " << flows.error().message << "\n", exit_code = 2));
+    const std::string text = sim::format_hpcc_flows(*flows, *t);
+    if (*out == "-") {
+      std::cout << text;
+      return;
+    }
+    std::ofstream file(*out);
+    file << text;
+    if (!file) return void((std::cerr << "xm sim hpcc-flows: " << *out << ": cannot write\n", exit_code = 1));
+  });
+}
+
 }  // namespace
 
 void add_sim_commands(CLI::App& app, int& exit_code) {
@@ -119,6 +145,7 @@ void add_sim_commands(CLI::App& app, int& exit_code) {
   sim->require_subcommand(1);
   add_run(*sim, exit_code);
   add_hpcc_export(*sim, exit_code);
+  add_hpcc_flows(*sim, exit_code);
 }
 
 }  // namespace xm::cli

@@ -170,6 +170,7 @@ std::string reports_json(const std::vector<Report>& reports) {
     j["pfc"] = {{"pause_frames", c.pause_frames}, {"resume_frames", c.resume_frames}, {"paused_us", r.paused_us}};
     j["bytes"] = {{"data_sent", c.data_wire_bytes_sent}, {"data_delivered", c.data_wire_bytes_delivered},
                   {"payload_sent", c.payload_bytes_sent}, {"retransmitted", c.retransmitted_bytes}};
+    j["packets"] = {{"data_sent", c.data_packets_sent}, {"data_delivered", c.data_packets_delivered}};
     j["signals"] = {{"ecn_marks", c.ecn_marks}, {"cnps", c.cnps}, {"acks", c.acks}, {"nacks", c.nacks},
                     {"timeouts", c.timeouts}};
     for (const QueueRow& q : r.queues)

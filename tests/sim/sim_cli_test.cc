@@ -83,4 +83,27 @@ TEST_F(XmSim, HpccTopologyExportRoundTrips) {
   EXPECT_EQ(r.out.substr(0, r.out.find('\n')), "376 56 480") << "320 hosts, 56 switches, 480 links";
 }
 
+TEST_F(XmSim, HpccFlowsExportWritesTheScenarioFlows) {
+  std::ofstream(dir_ / "s.yaml") << "topology: {hpcc: topology.txt}\ntraffic: [{permutation: {bytes: 5000}}]\n";
+  Outcome r = xm("sim hpcc-flows s.yaml -o flows.txt", dir_);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::ifstream in(dir_ / "flows.txt");
+  int count = 0;
+  in >> count;
+  ASSERT_EQ(count, 4) << "one flow per host";
+  int sent[4] = {}, received[4] = {};
+  for (int i = 0; i < count; ++i) {
+    int src = -1, dst = -1, pg = 0, dport = 0;
+    long bytes = 0;
+    double start = -1;
+    in >> src >> dst >> pg >> dport >> bytes >> start;
+    ASSERT_TRUE(src >= 0 && src < 4 && dst >= 0 && dst < 4 && src != dst) << src << " -> " << dst;
+    EXPECT_EQ(bytes, 5000);
+    EXPECT_EQ(start, 0.0);
+    ++sent[src], ++received[dst];
+  }
+  for (int h = 0; h < 4; ++h) EXPECT_TRUE(sent[h] == 1 && received[h] == 1) << "a permutation: host " << h;
+  EXPECT_EQ(xm("sim hpcc-flows missing.yaml", dir_).exit_code, 2);
+}
+
 }  // namespace
