@@ -5,7 +5,12 @@
 # N = 2 and 4 local ranks and all_reduce / all_gather / alltoall, RUNS times, and prints
 # Markdown tables of the median out-of-place busbw (GB/s) plus the small-size latency.
 # For all_reduce it also runs memory_ceiling, the fastest all-reduce this host's memory
-# permits (minimum traffic, no protocol), and shows xccl and Open MPI as % of it.
+# permits (minimum traffic, no protocol), twice: with buffers shared by all ranks, the
+# ceiling for registered buffers, and with --private, the ceiling for plain malloc'd
+# buffers, whose data must be copied through shared memory. It shows xccl (malloc'd) and
+# Open MPI as % of both, and private ceiling / Open MPI: what a plain-buffer all-reduce
+# could gain over Open MPI on this host. The private ceiling runs its copy-in, reduce and
+# copy-out phases one after another, so a pipelined all-reduce can reach or pass it.
 #
 # Build first:  cmake --build --preset default --target xccl-perf
 #               cmake --build --preset default --target gloo_perf
@@ -78,7 +83,10 @@ echo "# $(date -Is) on $(hostname): nproc $(nproc), CPUs ${busy}% busy before st
 echo "#   xccl:     $XCCL <collective> --np <N> ${SWEEP[*]} -c 0 -d float -o sum   (xccl reg: the same with -R 1)"
 echo "#   Gloo:     $GLOO --collective <collective> --np <N> ${SWEEP[*]}"
 echo "#   Open MPI: ${MPIRUN[*]:1} -np <N> $MPI --collective <collective> ${SWEEP[*]}"
-if [[ " ${BINS[*]} " == *" $CEIL "* ]]; then echo "#   ceiling:  $CEIL --np <N> ${SWEEP[*]}   (all_reduce only)"; fi
+if [[ " ${BINS[*]} " == *" $CEIL "* ]]; then
+  echo "#   ceiling:  $CEIL --np <N> ${SWEEP[*]}   (all_reduce only; shared: buffers in one shared mapping," \
+       "private: the same with --private, malloc'd buffers staged through shared memory)"
+fi
 
 for ((r = 1; r <= RUNS; r++)); do
   for n in $NPS; do
@@ -90,6 +98,7 @@ for ((r = 1; r <= RUNS; r++)); do
       run mpi "$n" "$coll" "${MPIRUN[@]}" -np "$n" "$MPI" --collective "$coll" "${SWEEP[@]}"
       if [[ $coll == all_reduce ]]; then  # memory_ceiling prints size, time, algbw, busbw
         COLS="1 2 4" run ceil "$n" "$coll" "$CEIL" --np "$n" "${SWEEP[@]}"
+        COLS="1 2 4" run ceilp "$n" "$coll" "$CEIL" --np "$n" --private "${SWEEP[@]}"
       fi
     done
   done
@@ -122,24 +131,28 @@ awk -v nps="$NPS" -v colls="$COLLECTIVES" '
       coll = cl[c]; n = nl[m]
       ns = split(sizes[n, coll], sz, " ")
       for (i = 2; i <= ns; i++) for (j = i; j > 1 && sz[j - 1] + 0 > sz[j] + 0; j--) { t = sz[j]; sz[j] = sz[j - 1]; sz[j - 1] = t }
-      ceil = coll == "all_reduce"  # the measured memory ceiling exists for all_reduce only
+      ceil = coll == "all_reduce"  # the measured memory ceilings exist for all_reduce only
       printf "\n### %s, %d ranks (busbw GB/s)\n\n", coll, n
-      print "| size | xccl | xccl reg | Gloo | Open MPI |" (ceil ? " ceiling |" : "") \
-            " xccl/Gloo | xccl/MPI | xccl reg/Gloo | xccl reg/MPI |" (ceil ? " xccl % of ceiling | MPI % of ceiling |" : "")
-      print "|---:|---:|---:|---:|---:|---:|---:|---:|---:|" (ceil ? "---:|---:|---:|" : "")
+      print "| size | xccl | xccl reg | Gloo | Open MPI |" (ceil ? " ceiling (shared) | ceiling (private) |" : "") \
+            " xccl/Gloo | xccl/MPI | xccl reg/Gloo | xccl reg/MPI |" \
+            (ceil ? " xccl % of ceiling (shared) | MPI % of ceiling (shared) |" \
+                    " xccl % of ceiling (private) | MPI % of ceiling (private) | ceiling (private)/MPI |" : "")
+      print "|---:|---:|---:|---:|---:|---:|---:|---:|---:|" (ceil ? "---:|---:|---:|---:|---:|---:|---:|" : "")
       for (i = 1; i <= ns; i++) {
         x = "xccl" SUBSEP n SUBSEP coll SUBSEP sz[i]
         g = "gloo" SUBSEP n SUBSEP coll SUBSEP sz[i]
         p = "mpi" SUBSEP n SUBSEP coll SUBSEP sz[i]
         R = "xreg" SUBSEP n SUBSEP coll SUBSEP sz[i]
         C = "ceil" SUBSEP n SUBSEP coll SUBSEP sz[i]
+        P = "ceilp" SUBSEP n SUBSEP coll SUBSEP sz[i]
         printf "| %s | %s | %s | %s | %s |%s %s | %s | %s | %s |%s\n", human(sz[i]), bw(x), bw(R), bw(g), bw(p),
-               ceil ? " " bw(C) " |" : "", ratio(x, g), ratio(x, p), ratio(R, g), ratio(R, p),
-               ceil ? " " pct(x, C) " | " pct(p, C) " |" : ""
+               ceil ? " " bw(C) " | " bw(P) " |" : "", ratio(x, g), ratio(x, p), ratio(R, g), ratio(R, p),
+               ceil ? " " pct(x, C) " | " pct(p, C) " | " pct(x, P) " | " pct(p, P) " | " ratio(P, p) " |" : ""
       }
       lat = ""
-      split("xccl xreg gloo mpi ceil", libs, " "); split("xccl xccl_reg Gloo Open_MPI ceiling", names, " ")
-      for (l = 1; l <= (ceil ? 5 : 4); l++) {
+      split("xccl xreg gloo mpi ceil ceilp", libs, " ")
+      split("xccl xccl_reg Gloo Open_MPI ceiling_(shared) ceiling_(private)", names, " ")
+      for (l = 1; l <= (ceil ? 6 : 4); l++) {
         key = libs[l] SUBSEP n SUBSEP coll SUBSEP sz[1]
         lat = lat sprintf("%s%s %s", l > 1 ? ", " : "", names[l], key in time ? sprintf("%.1f", median(time[key])) : "-")
       }

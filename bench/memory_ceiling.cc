@@ -1,15 +1,29 @@
 // memory_ceiling: the fastest fp32-sum all-reduce this host's memory system permits for N ranks
 // in N processes, as a measured ceiling for bench/collectives_side_by_side.sh.
 //
-//   memory_ceiling --np N [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP]
+//   memory_ceiling --np N [--private] [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP]
 //
-// The N processes share one region holding every rank's input and output. Per iteration rank r
-// sums slice r of all N inputs straight into slice r of its own output (each input byte is read
-// once, overall), then after a barrier copies the other ranks' reduced slices from their outputs
-// into its own. No all-reduce touches less memory: read the inputs once, write each rank's
-// result once, read each reduced slice by the N-1 other ranks. Each size is timed with cached and
-// with streaming stores and the faster counts ("stores" column). The "copy" columns time one plain
-// memcpy of S bytes from a peer's input, all N ranks at once: what a single-copy transfer costs.
+// Default (shared buffers, the ceiling for registered memory): the N processes share one region
+// holding every rank's input and output. Per iteration rank r sums slice r of all N inputs
+// straight into slice r of its own output (each input byte is read once, overall), then after a
+// barrier copies the other ranks' reduced slices from their outputs into its own. No all-reduce
+// touches less memory: read the inputs once, write each rank's result once, read each reduced
+// slice by the N-1 other ranks.
+//
+// --private (the ceiling for plain malloc'd buffers): each rank's input and output are its own
+// malloc'd memory, which no peer can read, so every byte that crosses ranks goes through a shared
+// staging region and is copied once per hop. Rank r copies slice p of its input to its staging
+// buffer for every other rank p; barrier; sums its own input slice r with every peer's staged
+// slice r, storing the result into its output and into the shared result buffer in one pass;
+// barrier; copies the other ranks' results from the shared buffer into its output; barrier.
+// That is the least traffic for private buffers, but the phases run one after another over whole
+// slices, so it bounds phased algorithms only: a pipelined one that overlaps copy-in, reduction
+// and copy-out through small cache-resident buffers can match or beat it.
+//
+// Each size is timed with cached and with streaming stores and the faster counts ("stores"
+// column). The "copy" columns time one plain memcpy of S bytes from a peer's input (with
+// --private, from the peer's staging buffer, which holds the same values), all N ranks at once:
+// what a single-copy transfer costs.
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -36,8 +50,8 @@ namespace {
 
 [[noreturn]] void usage(const std::string& why, int code = 2) {
   std::fprintf(code ? stderr : stdout,
-               "memory_ceiling: %s\nusage: memory_ceiling --np N [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] "
-               "[-w WARMUP]   (sizes like 4096, 64K, 256M, 1G; N >= 2)\n",
+               "memory_ceiling: %s\nusage: memory_ceiling --np N [--private] [-b MIN] [-e MAX] [-f FACTOR] "
+               "[-n ITERS] [-w WARMUP]   (sizes like 4096, 64K, 256M, 1G; N >= 2; --private: malloc'd buffers)\n",
                why.c_str());
   std::exit(code);
 }
@@ -109,14 +123,23 @@ constexpr bool kHaveStreaming = true;  // SSE2 is part of every x86-64 CPU: no -
 constexpr bool kHaveStreaming = false;
 #endif
 
-// o[0, m) = s + z; o is 16-byte aligned whenever streaming is asked for.
-void store_sum(float* __restrict o, const float* __restrict s, const float* __restrict z, size_t m, bool stream) {
+// o[0, m) = s + z, and the same into o2 unless it is null (one pass, two stores); o and o2 are
+// 16-byte aligned whenever streaming is asked for.
+void store_sum(float* __restrict o, float* __restrict o2, const float* __restrict s, const float* __restrict z,
+               size_t m, bool stream) {
   size_t j = 0;
 #if defined(__SSE2__)
   if (stream)
-    for (; j + 4 <= m; j += 4) _mm_stream_ps(o + j, _mm_add_ps(_mm_loadu_ps(s + j), _mm_loadu_ps(z + j)));
+    for (; j + 4 <= m; j += 4) {
+      const __m128 v = _mm_add_ps(_mm_loadu_ps(s + j), _mm_loadu_ps(z + j));
+      _mm_stream_ps(o + j, v);
+      if (o2) _mm_stream_ps(o2 + j, v);
+    }
 #endif
-  for (; j < m; ++j) o[j] = s[j] + z[j];
+  if (o2)
+    for (; j < m; ++j) o[j] = o2[j] = s[j] + z[j];
+  else
+    for (; j < m; ++j) o[j] = s[j] + z[j];
 }
 
 void store_copy(float* __restrict o, const float* __restrict s, size_t m, bool stream) {
@@ -137,8 +160,9 @@ void store_fence(bool stream) {
 }
 
 // out[lo, hi) = in[0] + ... + in[n-1] in one pass over memory: a block of the running sum stays in
-// L1 while the next input is added, so each input is read from memory once and out written once.
-void reduce_slice(float* out, const float* const* in, int n, size_t lo, size_t hi, bool stream) {
+// L1 while the next input is added, so each input is read from memory once and out (and out2, the
+// shared copy with --private, unless null) written once.
+void reduce_slice(float* out, float* out2, const float* const* in, int n, size_t lo, size_t hi, bool stream) {
   constexpr size_t kBlock = 2048;  // 8 KiB of floats: fits L1 next to the streamed inputs
   alignas(64) float acc[kBlock];
   for (size_t i = lo; i < hi; i += kBlock) {
@@ -152,7 +176,7 @@ void reduce_slice(float* out, const float* const* in, int n, size_t lo, size_t h
         for (size_t j = 0; j < m; ++j) acc[j] += c[j];
       }
     }
-    store_sum(out + i, n > 2 ? acc : a, in[n - 1] + i, m, stream);
+    store_sum(out + i, out2 ? out2 + i : nullptr, n > 2 ? acc : a, in[n - 1] + i, m, stream);
   }
 }
 
@@ -162,25 +186,52 @@ float sum_value(int n, size_t i) { return float(n * (n + 1) / 2 + n * int(i % 8)
 
 struct Options {
   int np = 0;
+  bool private_bufs = false;  // --private
   size_t min_bytes = 32 << 20, max_bytes = 32 << 20;
   double factor = 2;
   int iters = 20, warmup = 5;
 };
 
+// The shared region's buffers, max_count floats each. Shared mode: every rank's input and output.
+// --private: stage[q] is rank q's staging buffer (slice p holds rank q's input slice p for rank p)
+// and result holds slice q reduced by rank q; inputs and outputs are malloc'd by each rank.
 struct Layout {
-  std::vector<float*> in, out;  // per rank, max_count floats each
+  std::vector<float*> in, out, stage;
+  float* result = nullptr;
 };
 
 // One rank's whole sweep; rank 0 prints. Returns the process exit code.
 int run_rank(int r, const Options& o, Shared& sh, const Layout& L, size_t max_count, const Spinner& spinner) {
   const int n = o.np;
+  const bool priv = o.private_bufs;
   int sense = 0;
   auto barrier = [&] { barrier_wait(sh.barrier, n, sense, spinner); };
-  for (size_t i = 0; i < max_count; ++i) L.in[r][i] = input_value(r, i);
+  // Private buffers come from malloc after fork, as a caller's would, and are touched here so
+  // that no page fault lands in the timed loop. malloc's 16-byte alignment suffices for the
+  // streaming stores, since slices start on multiples of 64 bytes.
+  std::vector<float*> mine;  // freed on return
+  auto private_buffer = [&] {
+    auto* p = static_cast<float*>(std::malloc(max_count * sizeof(float)));
+    if (!p) {
+      std::fprintf(stderr, "memory_ceiling: rank %d: malloc of %zu bytes failed\n", r, max_count * sizeof(float));
+      _exit(1);
+    }
+    mine.push_back(p);
+    return p;
+  };
+  float* const in = priv ? private_buffer() : L.in[r];
+  float* const out = priv ? private_buffer() : L.out[r];
+  for (size_t i = 0; i < max_count; ++i) in[i] = input_value(r, i);
+  std::fill(out, out + max_count, 0.0f);
+  // Phase 1 only ever rewrites a staging slice with the input's values, so after this copy each
+  // staging buffer always holds its rank's whole input: the copy test below can read it.
+  if (priv) std::memcpy(L.stage[r], in, max_count * sizeof(float));
+  const std::vector<float*>& peer_in = priv ? L.stage : L.in;  // where a peer's input can be read
 
   if (r == 0) {
-    std::printf("# memory_ceiling: all_reduce floor traffic, %d ranks (processes), float sum, %d iterations after "
-                "%d warm-up\n", n, o.iters, o.warmup);
+    std::printf("# memory_ceiling: all_reduce floor traffic, %d ranks (processes), %s, float sum, %d iterations "
+                "after %d warm-up\n", n, priv ? "private buffers staged through shared memory" : "shared buffers",
+                o.iters, o.warmup);
     std::printf("#%12s %10s %8s %8s %8s %10s %9s\n", "size", "time", "algbw", "busbw", "stores", "copy", "copybw");
     std::printf("#%12s %10s %8s %8s %8s %10s %9s\n", "(B)", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)");
   }
@@ -188,22 +239,43 @@ int run_rank(int r, const Options& o, Shared& sh, const Layout& L, size_t max_co
   // The sizes xccl-perf and mpi_perf step through, so the rows line up.
   auto next = [&](size_t b) { return double(b) * o.factor > double(o.max_bytes) ? o.max_bytes + 1
                                      : std::max(b + 1, size_t(double(b) * o.factor)); };
+  // The inputs rank r sums for its slice: all inputs, or with --private its own and the staged ones.
+  std::vector<const float*> sources;
+  for (int q = 0; q < n; ++q) sources.push_back(!priv ? L.in[q] : q == r ? in : L.stage[q]);
   for (size_t bytes = o.min_bytes; bytes <= o.max_bytes; bytes = next(bytes)) {
     const size_t count = bytes / sizeof(float);
     // Slices start on a cache line (16 floats), so streaming stores are aligned.
     auto slice = [&](int q) { return q == n ? count : count * size_t(q) / size_t(n) / 16 * 16; };
+    auto len = [&](int q) { return slice(q + 1) - slice(q); };
     bool stream = false;
-    auto all_reduce = [&] {
-      reduce_slice(L.out[r], L.in.data(), n, slice(r), slice(r + 1), stream);
+    auto shared_all_reduce = [&] {
+      reduce_slice(out, nullptr, sources.data(), n, slice(r), slice(r + 1), stream);
       store_fence(stream);
       barrier();
       for (int q = 0; q < n; ++q)
-        if (q != r) store_copy(L.out[r] + slice(q), L.out[q] + slice(q), slice(q + 1) - slice(q), stream);
+        if (q != r) store_copy(out + slice(q), L.out[q] + slice(q), len(q), stream);
       store_fence(stream);
       barrier();
     };
+    auto private_all_reduce = [&] {
+      for (int q = 0; q < n; ++q)
+        if (q != r) store_copy(L.stage[r] + slice(q), in + slice(q), len(q), stream);
+      store_fence(stream);
+      barrier();
+      reduce_slice(out, L.result, sources.data(), n, slice(r), slice(r + 1), stream);
+      store_fence(stream);
+      barrier();
+      for (int q = 0; q < n; ++q)
+        if (q != r) store_copy(out + slice(q), L.result + slice(q), len(q), stream);
+      store_fence(stream);
+      barrier();
+    };
+    auto all_reduce = [&] {
+      if (priv) private_all_reduce();
+      else shared_all_reduce();
+    };
     auto copy = [&] {
-      std::memcpy(L.out[r], L.in[(r + 1) % n], count * sizeof(float));
+      std::memcpy(out, peer_in[(r + 1) % n], count * sizeof(float));
       barrier();
     };
     // Time `iters` calls on rank 0 between barriers; every call ends in a barrier, so the
@@ -216,14 +288,21 @@ int run_rank(int r, const Options& o, Shared& sh, const Layout& L, size_t max_co
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / o.iters;
     };
     // Check one call on a poisoned output: the first, middle and last element of every slice.
-    auto check = [&](auto&& op, auto&& want) {
-      std::fill(L.out[r], L.out[r] + count, -1.0f);
+    // An all-reduce check also poisons the shared slices this rank writes, so a phase that
+    // stores nothing cannot pass on the previous call's data.
+    auto check = [&](auto&& op, auto&& want, bool poison_shared) {
+      std::fill(out, out + count, -1.0f);
+      if (priv && poison_shared) {
+        for (int q = 0; q < n; ++q)
+          if (q != r) std::fill(L.stage[r] + slice(q), L.stage[r] + slice(q + 1), -1.0f);
+        std::fill(L.result + slice(r), L.result + slice(r + 1), -1.0f);
+      }
       barrier();
       op();
       long long wrong = 0;
       for (int q = 0; q < n; ++q)
         for (size_t i : {slice(q), (slice(q) + slice(q + 1)) / 2, slice(q + 1) - 1})
-          if (i >= slice(q) && i < slice(q + 1) && L.out[r][i] != want(i)) ++wrong;
+          if (i >= slice(q) && i < slice(q + 1) && out[i] != want(i)) ++wrong;
       if (wrong) std::fprintf(stderr, "memory_ceiling: rank %d: %lld wrong elements at %zu bytes\n", r, wrong, bytes);
       sh.wrong += wrong;
     };
@@ -233,11 +312,11 @@ int run_rank(int r, const Options& o, Shared& sh, const Layout& L, size_t max_co
     for (bool st : {false, true}) {
       if (st && !kHaveStreaming) break;
       stream = st;
-      check(all_reduce, [&](size_t i) { return sum_value(n, i); });
+      check(all_reduce, [&](size_t i) { return sum_value(n, i); }, true);
       const double ts = timed(all_reduce);
       if (!st || ts < t) t = ts, best_stream = st;
     }
-    check(copy, [&](size_t i) { return input_value((r + 1) % n, i); });
+    check(copy, [&](size_t i) { return input_value((r + 1) % n, i); }, false);
     const double tc = timed(copy);
     if (r == 0) {
       const double size = double(count * sizeof(float)), algbw = size / t / 1e9;
@@ -249,6 +328,7 @@ int run_rank(int r, const Options& o, Shared& sh, const Layout& L, size_t max_co
   barrier();  // every rank has added its wrong count
   if (r == 0) std::printf("# Out of bounds values : %lld %s\n#\n", sh.wrong.load(), sh.wrong ? "FAILED" : "OK");
   std::fflush(stdout);
+  for (float* p : mine) std::free(p);
   return sh.wrong ? 1 : 0;
 }
 
@@ -257,6 +337,10 @@ Options parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help") usage("the fastest all-reduce (float sum) this host's memory permits", 0);
+    if (a == "--private") {
+      o.private_bufs = true;
+      continue;
+    }
     if (i + 1 >= argc) usage(a + " needs a value");
     const char* v = argv[++i];
     if (a == "--np") o.np = int(parse_int(a, v, 2, 1024));
@@ -286,7 +370,8 @@ int main(int argc, char** argv) {
   const size_t max_count = o.max_bytes / sizeof(float);
   const size_t stride = (max_count * sizeof(float) + page - 1) / page * page;
   const size_t header = (sizeof(Shared) + page - 1) / page * page;
-  const size_t total = header + 2 * size_t(n) * stride;
+  const size_t buffers = o.private_bufs ? size_t(n) + 1 : 2 * size_t(n);  // see Layout
+  const size_t total = header + buffers * stride;
   void* base = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (base == MAP_FAILED) {
     std::fprintf(stderr, "memory_ceiling: mmap of %zu bytes failed: %s\n", total, std::strerror(errno));
@@ -295,8 +380,16 @@ int main(int argc, char** argv) {
   auto* sh = new (base) Shared;
   sh->barrier.remaining.store(n);
   Layout L;
-  for (int q = 0; q < 2 * n; ++q)
-    (q < n ? L.in : L.out).push_back(reinterpret_cast<float*>(static_cast<char*>(base) + header + size_t(q) * stride));
+  auto buffer = [&](size_t q) { return reinterpret_cast<float*>(static_cast<char*>(base) + header + q * stride); };
+  for (int q = 0; q < n; ++q) {
+    if (o.private_bufs) {
+      L.stage.push_back(buffer(size_t(q)));
+    } else {
+      L.in.push_back(buffer(size_t(q)));
+      L.out.push_back(buffer(size_t(n + q)));
+    }
+  }
+  if (o.private_bufs) L.result = buffer(size_t(n));
 
   cpu_set_t cpus;
   const int ncpu = sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
