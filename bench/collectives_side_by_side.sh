@@ -4,10 +4,18 @@
 # buffers from xcclMemAlloc, -R 1), gloo_perf and mpi_perf over the same size sweep for
 # N = 2 and 4 local ranks and all_reduce / all_gather / alltoall, RUNS times, and prints
 # Markdown tables of the median out-of-place busbw (GB/s) plus the small-size latency.
+# For all_reduce it also runs memory_ceiling, the fastest all-reduce this host's memory
+# permits (minimum traffic, no protocol), twice: with buffers shared by all ranks, the
+# ceiling for registered buffers, and with --private, the ceiling for plain malloc'd
+# buffers, whose data must be copied through shared memory. It shows xccl (malloc'd) and
+# Open MPI as % of both, and private ceiling / Open MPI: what a plain-buffer all-reduce
+# could gain over Open MPI on this host. The private ceiling runs its copy-in, reduce and
+# copy-out phases one after another, so a pipelined all-reduce can reach or pass it.
 #
 # Build first:  cmake --build --preset default --target xccl-perf
 #               cmake --build --preset default --target gloo_perf
 #               cmake --build --preset default --target mpi_perf
+#               cmake --build --preset default --target memory_ceiling
 # Knobs (env):  SIZES_MIN=4K SIZES_MAX=256M FACTOR=4 ITERS=20 WARMUP=5 RUNS=3
 #               NPS="2 4" COLLECTIVES="all_reduce all_gather alltoall" BUILD_DIR=build/default
 set -euo pipefail
@@ -26,9 +34,12 @@ COLLECTIVES=${COLLECTIVES:-all_reduce all_gather alltoall}
 XCCL=$BUILD_DIR/tools/xccl-perf
 GLOO=$BUILD_DIR/bench/gloo_perf
 MPI=$BUILD_DIR/bench/mpi_perf
+CEIL=$BUILD_DIR/bench/memory_ceiling
+BINS=("$XCCL" "$GLOO" "$MPI")
+if [[ " $COLLECTIVES " == *" all_reduce "* ]]; then BINS+=("$CEIL"); fi
 
 die() { echo "collectives_side_by_side.sh: $*" >&2; exit 1; }
-for bin in "$XCCL" "$GLOO" "$MPI"; do
+for bin in "${BINS[@]}"; do
   [[ -x $bin ]] || die "missing $bin (build it: cmake --build --preset default --target $(basename "$bin"))"
 done
 command -v mpirun >/dev/null || die "mpirun not found (apt-get install openmpi-bin)"
@@ -42,6 +53,7 @@ trap 'rm -rf "$WORK"' EXIT
 RESULTS=$WORK/results  # lines: lib N collective size time_us busbw
 
 # run LIB N COLL CMD...: runs one sweep and appends its out-of-place rows to $RESULTS.
+# COLS names the size, time and busbw columns: nccl-tests' layout unless told otherwise.
 run() {
   local lib=$1 n=$2 coll=$3
   shift 3
@@ -50,7 +62,8 @@ run() {
     die "failed: $*"
   fi
   [[ -s $WORK/err ]] && sed "s/^/[$lib np=$n $coll stderr] /" "$WORK/err" >&2
-  awk -v lib="$lib" -v n="$n" -v coll="$coll" '/^ +[0-9]/ { print lib, n, coll, $1, $6, $8; rows++ }
+  awk -v lib="$lib" -v n="$n" -v coll="$coll" -v cols="${COLS:-1 6 8}" 'BEGIN { split(cols, c, " ") }
+    /^ +[0-9]/ { print lib, n, coll, $c[1], $c[2], $c[3]; rows++ }
     END { exit rows ? 0 : 1 }' "$WORK/out" >>"$RESULTS" || die "no data rows from: $*"
 }
 
@@ -70,6 +83,10 @@ echo "# $(date -Is) on $(hostname): nproc $(nproc), CPUs ${busy}% busy before st
 echo "#   xccl:     $XCCL <collective> --np <N> ${SWEEP[*]} -c 0 -d float -o sum   (xccl reg: the same with -R 1)"
 echo "#   Gloo:     $GLOO --collective <collective> --np <N> ${SWEEP[*]}"
 echo "#   Open MPI: ${MPIRUN[*]:1} -np <N> $MPI --collective <collective> ${SWEEP[*]}"
+if [[ " ${BINS[*]} " == *" $CEIL "* ]]; then
+  echo "#   ceiling:  $CEIL --np <N> ${SWEEP[*]}   (all_reduce only; shared: buffers in one shared mapping," \
+       "private: the same with --private, malloc'd buffers staged through shared memory)"
+fi
 
 for ((r = 1; r <= RUNS; r++)); do
   for n in $NPS; do
@@ -79,6 +96,10 @@ for ((r = 1; r <= RUNS; r++)); do
       run xreg "$n" "$coll" "$XCCL" "$coll" --np "$n" "${SWEEP[@]}" -c 0 -d float -o sum -R 1
       run gloo "$n" "$coll" "$GLOO" --collective "$coll" --np "$n" "${SWEEP[@]}"
       run mpi "$n" "$coll" "${MPIRUN[@]}" -np "$n" "$MPI" --collective "$coll" "${SWEEP[@]}"
+      if [[ $coll == all_reduce ]]; then  # memory_ceiling prints size, time, algbw, busbw
+        COLS="1 2 4" run ceil "$n" "$coll" "$CEIL" --np "$n" "${SWEEP[@]}"
+        COLS="1 2 4" run ceilp "$n" "$coll" "$CEIL" --np "$n" --private "${SWEEP[@]}"
+      fi
     done
   done
 done
@@ -97,6 +118,8 @@ awk -v nps="$NPS" -v colls="$COLLECTIVES" '
   function bw(key) { return key in bus ? sprintf("%.2f", median(bus[key])) : "-" }
   # busbw ratio = inverse time ratio (same size and bus factor); times have more digits than busbw.
   function ratio(x, o) { return (x in time) && (o in time) ? sprintf("%.2fx", median(time[o]) / median(time[x])) : "n/a" }
+  # How close x gets to the ceiling c: busbw share, over 100% if x beat it.
+  function pct(x, c) { return (x in time) && (c in time) ? sprintf("%.0f%%", 100 * median(time[c]) / median(time[x])) : "n/a" }
   {
     key = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4
     time[key] = time[key] " " $5; bus[key] = bus[key] " " $6
@@ -108,20 +131,28 @@ awk -v nps="$NPS" -v colls="$COLLECTIVES" '
       coll = cl[c]; n = nl[m]
       ns = split(sizes[n, coll], sz, " ")
       for (i = 2; i <= ns; i++) for (j = i; j > 1 && sz[j - 1] + 0 > sz[j] + 0; j--) { t = sz[j]; sz[j] = sz[j - 1]; sz[j - 1] = t }
+      ceil = coll == "all_reduce"  # the measured memory ceilings exist for all_reduce only
       printf "\n### %s, %d ranks (busbw GB/s)\n\n", coll, n
-      print "| size | xccl | xccl reg | Gloo | Open MPI | xccl/Gloo | xccl/MPI | xccl reg/Gloo | xccl reg/MPI |"
-      print "|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+      print "| size | xccl | xccl reg | Gloo | Open MPI |" (ceil ? " ceiling (shared) | ceiling (private) |" : "") \
+            " xccl/Gloo | xccl/MPI | xccl reg/Gloo | xccl reg/MPI |" \
+            (ceil ? " xccl % of ceiling (shared) | MPI % of ceiling (shared) |" \
+                    " xccl % of ceiling (private) | MPI % of ceiling (private) | ceiling (private)/MPI |" : "")
+      print "|---:|---:|---:|---:|---:|---:|---:|---:|---:|" (ceil ? "---:|---:|---:|---:|---:|---:|---:|" : "")
       for (i = 1; i <= ns; i++) {
         x = "xccl" SUBSEP n SUBSEP coll SUBSEP sz[i]
         g = "gloo" SUBSEP n SUBSEP coll SUBSEP sz[i]
         p = "mpi" SUBSEP n SUBSEP coll SUBSEP sz[i]
         R = "xreg" SUBSEP n SUBSEP coll SUBSEP sz[i]
-        printf "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", human(sz[i]), bw(x), bw(R), bw(g), bw(p),
-               ratio(x, g), ratio(x, p), ratio(R, g), ratio(R, p)
+        C = "ceil" SUBSEP n SUBSEP coll SUBSEP sz[i]
+        P = "ceilp" SUBSEP n SUBSEP coll SUBSEP sz[i]
+        printf "| %s | %s | %s | %s | %s |%s %s | %s | %s | %s |%s\n", human(sz[i]), bw(x), bw(R), bw(g), bw(p),
+               ceil ? " " bw(C) " | " bw(P) " |" : "", ratio(x, g), ratio(x, p), ratio(R, g), ratio(R, p),
+               ceil ? " " pct(x, C) " | " pct(p, C) " | " pct(x, P) " | " pct(p, P) " | " ratio(P, p) " |" : ""
       }
       lat = ""
-      split("xccl xreg gloo mpi", libs, " "); split("xccl xccl_reg Gloo Open_MPI", names, " ")
-      for (l = 1; l <= 4; l++) {
+      split("xccl xreg gloo mpi ceil ceilp", libs, " ")
+      split("xccl xccl_reg Gloo Open_MPI ceiling_(shared) ceiling_(private)", names, " ")
+      for (l = 1; l <= (ceil ? 6 : 4); l++) {
         key = libs[l] SUBSEP n SUBSEP coll SUBSEP sz[1]
         lat = lat sprintf("%s%s %s", l > 1 ? ", " : "", names[l], key in time ? sprintf("%.1f", median(time[key])) : "-")
       }
