@@ -22,6 +22,13 @@ struct RankLayout {
   }
   // The rank with local index `local` on `host`.
   int rank_at(int host, int local) const { return host_ranks[host][local]; }
+  // Every host has L ranks and rank = host × L + local index (how launchers number them).
+  bool host_major() const {
+    const int L = uniform_local_size();
+    for (int r = 0; r < int(host_of.size()); ++r)
+      if (L == 0 || r != host_of[r] * L + local_of[r]) return false;
+    return L > 0;
+  }
 
   // From the host of every rank (any labels; hosts numbered in order of first rank).
   template <typename Label>

@@ -44,6 +44,16 @@ std::vector<Estimate> estimate(const CollectiveArgs& a, const RankLayout& layout
       }
       break;
     }
+    case Collective::kAllGather:
+    case Collective::kReduceScatter: {
+      // `bytes` is one rank's block. A flat ring: n-1 blocks through the slowest hop.
+      out.push_back({Algorithm::kRing, steps_time(flat, n - 1, (n - 1) * bytes)});
+      // Hierarchical: H-1 blocks on the own rail; H rows of L-1 blocks inside the host.
+      if (H > 1 && L > 1 && layout.host_major() && m.shm.known() && m.rail.known())
+        out.push_back({Algorithm::kHierarchical,
+                       steps_time(m.rail, H - 1, (H - 1) * bytes) + steps_time(m.shm, H * (L - 1), H * (L - 1) * bytes)});
+      break;
+    }
     case Collective::kAllToAll: {
       if (H > 1 && L > 1 && m.shm.known() && m.rail.known()) {
         const LinkCost& cross = m.cross.known() ? m.cross : m.rail;
@@ -87,9 +97,12 @@ Result<AlgorithmOverrides> parse_algorithm_overrides(const std::string& text) {
       return a == Algorithm::kRing || a == Algorithm::kRingRelay || a == Algorithm::kHierarchical ||
              a == Algorithm::kRecursiveDoubling;
     if (c == Collective::kAllToAll) return a == Algorithm::kPairwise || a == Algorithm::kPxn;
+    if (c == Collective::kAllGather || c == Collective::kReduceScatter)
+      return a == Algorithm::kRing || a == Algorithm::kHierarchical;
     return false;
   };
-  const Collective tunable[] = {Collective::kAllReduce, Collective::kAllToAll};
+  const Collective tunable[] = {Collective::kAllReduce, Collective::kAllGather, Collective::kReduceScatter,
+                                Collective::kAllToAll};
   while (std::getline(in, item, ',')) {
     if (item.empty()) continue;
     size_t colon = item.find(':');
@@ -104,7 +117,7 @@ Result<AlgorithmOverrides> parse_algorithm_overrides(const std::string& text) {
     }
     std::string coll = item.substr(0, colon);
     auto it = std::find_if(std::begin(tunable), std::end(tunable), [&](Collective c) { return coll == to_string(c); });
-    if (it == std::end(tunable)) return Error{"XCCL_ALGO: '" + coll + "': only all_reduce and alltoall have a choice"};
+    if (it == std::end(tunable)) return Error{"XCCL_ALGO: '" + coll + "': only all_reduce, all_gather, reduce_scatter and alltoall have a choice"};
     if (!applies(*it, *algo)) return Error{"XCCL_ALGO: " + item + ": " + to_string(*algo) + " does not run " + coll};
     o.forced.push_back({*it, *algo});
   }

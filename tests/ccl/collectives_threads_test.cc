@@ -153,7 +153,7 @@ class Algorithms : public ::testing::TestWithParam<AlgorithmCase> {};
 TEST_P(Algorithms, EveryTypeAndOpExact) {
   const AlgorithmCase& c = GetParam();
   RankLayout layout = RankLayout::grid(c.hosts, c.local);
-  bool reducing = c.collective == Collective::kAllReduce;
+  bool reducing = c.collective == Collective::kAllReduce || c.collective == Collective::kReduceScatter;
   for (int t = 0; t < kDataTypes; ++t)
     for (int o = 0; o < (reducing ? kRedOps : 1); ++o) {
       if (c.count > 10000 && !representative(DataType(t), RedOp(o), reducing)) continue;
@@ -192,6 +192,8 @@ std::vector<AlgorithmCase> algorithm_cases() {
         if (count == 65537 && sh.hosts * sh.local == 6 && in_place) continue;
         out.push_back({Collective::kAllReduce, Algorithm::kHierarchical, sh.hosts, sh.local, count, in_place});
         out.push_back({Collective::kAllToAll, Algorithm::kPxn, sh.hosts, sh.local, count, in_place});
+        out.push_back({Collective::kAllGather, Algorithm::kHierarchical, sh.hosts, sh.local, count, in_place});
+        out.push_back({Collective::kReduceScatter, Algorithm::kHierarchical, sh.hosts, sh.local, count, in_place});
         if (count <= 1001)
           out.push_back({Collective::kAllReduce, Algorithm::kRecursiveDoubling, sh.hosts, sh.local, count, in_place});
       }

@@ -30,6 +30,17 @@ TEST(Tuner, HierarchicalAllReduceAcrossHostsOfSeveralRanks) {
   EXPECT_EQ(e.front().algorithm, Algorithm::kHierarchical);
 }
 
+TEST(Tuner, HierarchicalAllGatherAndReduceScatterOnlyForHostMajorLayouts) {
+  // The flat ring sends n-1 = 7 blocks through a NIC, hierarchical 3 on the own rail.
+  RankLayout grid = RankLayout::grid(4, 2);
+  for (Collective c : {Collective::kAllGather, Collective::kReduceScatter}) {
+    EXPECT_EQ(estimate(args(c, 8, 4 << 20), grid, testbed(50), false).front().algorithm, Algorithm::kHierarchical);
+    // Ranks not numbered host by host: blocks of one host are not contiguous, so the ring.
+    RankLayout interleaved = RankLayout::from_hosts(std::vector<int>{0, 1, 2, 3, 0, 1, 2, 3});
+    EXPECT_EQ(estimate(args(c, 8, 4 << 20), interleaved, testbed(50), false).front().algorithm, Algorithm::kRing);
+  }
+}
+
 TEST(Tuner, RecursiveDoublingForTinyMessagesRingForLargeOnOneHost) {
   RankLayout layout = RankLayout::grid(1, 8);
   CostModel m;
@@ -64,6 +75,11 @@ TEST(Tuner, OverridesParseAndRejectNonsense) {
   EXPECT_FALSE(parse_algorithm_overrides("treeish"));
   EXPECT_FALSE(parse_algorithm_overrides("alltoall:hierarchical"));
   EXPECT_FALSE(parse_algorithm_overrides("broadcast:ring"));
+  EXPECT_FALSE(parse_algorithm_overrides("all_gather:pxn"));
+  Result<AlgorithmOverrides> h = parse_algorithm_overrides("hierarchical");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->for_collective(Collective::kAllGather), Algorithm::kHierarchical);
+  EXPECT_EQ(h->for_collective(Collective::kReduceScatter), Algorithm::kHierarchical);
   Result<AlgorithmOverrides> bad = parse_algorithm_overrides("all_reduce:rong");
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message.find("unknown algorithm 'rong'"), std::string::npos);

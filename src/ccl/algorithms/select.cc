@@ -24,8 +24,10 @@ Schedule make_schedule(const CollectiveArgs& args) {
       }
     case Collective::kBroadcast: return chain_broadcast(args);
     case Collective::kReduce: return chain_reduce(args);
-    case Collective::kAllGather: return ring_allgather(args);
-    case Collective::kReduceScatter: return ring_reduce_scatter(args);
+    case Collective::kAllGather:
+      return args.algorithm == Algorithm::kHierarchical ? hierarchical_allgather(args) : ring_allgather(args);
+    case Collective::kReduceScatter:
+      return args.algorithm == Algorithm::kHierarchical ? hierarchical_reduce_scatter(args) : ring_reduce_scatter(args);
     case Collective::kAllToAll: return args.algorithm == Algorithm::kPxn ? pxn_alltoall(args) : pairwise_alltoall(args);
   }
   return {};
