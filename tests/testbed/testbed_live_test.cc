@@ -369,6 +369,8 @@ TEST_F(Testbed, XcclCollectivesAcrossTheTestbedAreExact) {
       {"2", "own", "ring", "all_reduce"},       {"2", "own", "recursive-doubling", "all_reduce"},
       {"2", "own", "pxn", "alltoall"},          {"2", "own", "pairwise", "alltoall"},
       {"2", "own", "", "all_gather"},           {"2", "own", "", "reduce_scatter"},
+      {"2", "own", "hierarchical", "all_gather"}, {"2", "own", "hierarchical", "reduce_scatter"},
+      {"2", "own", "ring", "all_gather"},       {"2", "own", "ring", "reduce_scatter"},
       {"1", "all", "", "all_reduce"},           {"1", "all", "", "alltoall"},
   };
   for (const Case& c : cases) {
