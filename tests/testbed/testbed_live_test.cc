@@ -2,13 +2,10 @@
 // through the xm binary as a user would. Needs root; skipped otherwise. Every test has
 // its own testbed name and removes it in TearDown, also when it fails.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -18,25 +15,14 @@
 #include <sstream>
 #include <string>
 
+#include "common/shell.h"
+
 namespace {
 
 using nlohmann::json;
 
-struct Outcome {
-  int exit_code;
-  std::string out;
-};
-
-// Runs a shell command; stdout (and stderr when `merge`) captured.
-Outcome sh(const std::string& cmd, bool merge = true) {
-  FILE* pipe = popen((cmd + (merge ? " 2>&1" : "")).c_str(), "r");
-  if (!pipe) return {-1, "popen failed"};
-  std::string out;
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+using shell::Outcome;
+Outcome sh(const std::string& cmd, bool merge = true) { return shell::run(cmd, merge); }
 
 Outcome xm(const std::string& args, bool merge = true) { return sh("'" XM_BINARY "' " + args, merge); }
 

@@ -1,32 +1,21 @@
 // `xm` as a user runs it: real processes, real files, exit codes and messages.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "common/shell.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int exit_code;
-  std::string out;  // stdout and stderr together
-};
+using shell::Outcome;
 
 // Runs xm with `args` in `dir`.
 Outcome xm(const std::string& args, const fs::path& dir) {
-  std::string cmd = "cd '" + dir.string() + "' && '" XM_BINARY "' " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return {-1, "popen failed"};
-  std::string out;
-  std::array<char, 4096> buf;
-  while (size_t n = fread(buf.data(), 1, buf.size(), pipe)) out.append(buf.data(), n);
-  int status = pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return shell::run("cd '" + dir.string() + "' && '" XM_BINARY "' " + args);
 }
 
 class XmCli : public ::testing::Test {
