@@ -22,6 +22,13 @@ struct RankLayout {
   }
   // The rank with local index `local` on `host`.
   int rank_at(int host, int local) const { return host_ranks[host][local]; }
+  // The ranks with local index `local`, one per host in host order: those that share rail
+  // `local` when local rank l drives NIC l. Precondition: every host has such a rank.
+  std::vector<int> rail_ranks(int local) const {
+    std::vector<int> out;
+    for (int h = 0; h < hosts(); ++h) out.push_back(rank_at(h, local));
+    return out;
+  }
   // Every host has L ranks and rank = host × L + local index (how launchers number them).
   bool host_major() const {
     const int L = uniform_local_size();

@@ -18,8 +18,8 @@ Schedule hierarchical_allgather(const CollectiveArgs& a) {
   const uint64_t count = a.count;
   Schedule s;
   s.algorithm = "hierarchical";
-  std::vector<int> host = layout->host_ranks[h], rail;
-  for (int g = 0; g < H; ++g) rail.push_back(layout->rank_at(g, l));
+  const std::vector<int>& host = layout->host_ranks[h];
+  const std::vector<int> rail = layout->rail_ranks(l);
   auto args = [&](int ranks, int rank, bool in_place) {
     CollectiveArgs p = a;
     p.ranks = ranks, p.rank = rank, p.in_place = in_place;

@@ -23,9 +23,10 @@ Schedule hierarchical_allreduce(const CollectiveArgs& a) {
 
   Schedule s;
   s.algorithm = "hierarchical";
-  std::vector<int> all(a.ranks), host = layout->host_ranks[h], rail;
+  std::vector<int> all(a.ranks);
   for (int r = 0; r < a.ranks; ++r) all[r] = r;
-  for (int g = 0; g < H; ++g) rail.push_back(layout->rank_at(g, l));
+  const std::vector<int>& host = layout->host_ranks[h];
+  const std::vector<int> rail = layout->rail_ranks(l);
 
   auto args = [&](int ranks, int rank, uint64_t count, bool in_place) {
     CollectiveArgs p = a;

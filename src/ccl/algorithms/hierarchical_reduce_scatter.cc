@@ -19,8 +19,8 @@ Schedule hierarchical_reduce_scatter(const CollectiveArgs& a) {
   Schedule s;
   s.algorithm = "hierarchical";
   s.scratch_elements = uint64_t(H) * count;  // the host's partials for column l; phases' scratch follows
-  std::vector<int> host = layout->host_ranks[h], rail;
-  for (int g = 0; g < H; ++g) rail.push_back(layout->rank_at(g, l));
+  const std::vector<int>& host = layout->host_ranks[h];
+  const std::vector<int> rail = layout->rail_ranks(l);
   auto args = [&](int ranks, int rank) {
     CollectiveArgs p = a;
     p.ranks = ranks, p.rank = rank, p.in_place = false;
