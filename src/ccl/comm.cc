@@ -95,6 +95,8 @@ Status Comm::tune() {
   return Status::Ok();
 }
 
+static_assert(kTwoShotMinSegmentBytes == ShmLink::kZeroCopyMin, "two-shot pays from segments sent by descriptor");
+
 Algorithm Comm::choose(const CollectiveArgs& a) const {
   Algorithm forced = forced_.for_collective(a.collective);
   if (forced == Algorithm::kRingRelay && !a.relays) return Algorithm::kRing;  // needs shared memory only
@@ -366,8 +368,16 @@ Status Comm::run(Operation& op) {
     op.args.chunk_bytes = std::min<uint64_t>(op.args.chunk_bytes, relay_chunk_max);
   const Plan& plan = plan_for(op.args);
   size_t scratch = plan.schedule().scratch_elements * size_of(op.args.type);
-  if (scratch_.size() < scratch) scratch_.resize(scratch);
-  ExecBuffers b{const_cast<std::byte*>(op.input), op.output, scratch_.data(), {}};
+  std::byte* scratch_at = nullptr;
+  if (plan.schedule().scratch_shared) {
+    Result<std::byte*> p = shared_scratch_.reserve(scratch);
+    if (!p) return p.error();
+    scratch_at = *p;
+  } else {
+    if (scratch_.size() < scratch) scratch_.resize(scratch);
+    scratch_at = scratch_.data();
+  }
+  ExecBuffers b{const_cast<std::byte*>(op.input), op.output, scratch_at, {}};
   return executor_.run(plan, op.args, b, link_table_, options);
 }
 

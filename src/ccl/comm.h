@@ -99,6 +99,7 @@ class Comm {
   AlgorithmOverrides forced_;         // XCCL_ALGO
   Algorithm choose(const CollectiveArgs& args) const;
   std::vector<std::byte> scratch_;  // grown once, reused: fresh pages cost more than copies
+  RegisteredScratch shared_scratch_;  // the same, for schedules whose peers read scratch
   bool oversubscribed_ = false;     // more ranks on this host than cores
   Executor executor_;               // used by one thread at a time (busy_)
   // Plans of recent calls: training loops and benchmarks repeat the same few calls.

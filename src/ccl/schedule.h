@@ -88,6 +88,7 @@ inline After after_step(uint32_t i) { return i == kNoStep ? After{} : After{i}; 
 struct Schedule {
   std::vector<Step> steps;
   uint64_t scratch_elements = 0;  // scratch buffer the schedule needs
+  bool scratch_shared = false;    // peers read scratch in place: it must be registered memory
   std::string algorithm;          // for logs: "ring", "pairwise", ...
 
   // Appends and returns the new step's index.
@@ -112,6 +113,7 @@ enum class Algorithm : uint8_t {
   kRecursiveDoubling,  // all-reduce, small messages
   kPairwise,           // all-to-all
   kPxn,                // all-to-all: through the local rank on the receiver's rail
+  kTwoShot,            // all-reduce over shared memory: stage, sum in place, copy out
 };
 const char* to_string(Algorithm a);
 

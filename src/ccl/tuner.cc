@@ -37,6 +37,15 @@ std::vector<Estimate> estimate(const CollectiveArgs& a, const RankLayout& layout
       double rd = steps_time(flat, rounds, 2.0 * rounds * bytes) + (rounds % 2 ? bytes / flat.bytes_per_us : 0);
       if (p2 != n) rd += steps_time(flat, 2, 2 * bytes);
       out.push_back({Algorithm::kRecursiveDoubling, rd});
+      // Two-shot (every peer in shared memory): the ring's bytes, but two hand-offs
+      // where the ring has 2(n-1) (the same two for two ranks), each a wait for the
+      // next rank to get a core. Offered
+      // where it pays, as measured (docs/performance.md): from segments that go by
+      // descriptor (smaller ones are copied through the FIFOs like the ring's) while the
+      // host's scratch, a message per rank, stays small next to the ring's FIFOs, which
+      // stay in cache.
+      if (relays_ok && n > 2 && bytes / n >= double(kTwoShotMinSegmentBytes) && bytes * n <= double(kTwoShotMaxHostBytes))
+        out.push_back({Algorithm::kTwoShot, steps_time(flat, 2, 2.0 * (n - 1) / n * bytes)});
       if (H > 1 && L > 1 && m.shm.known() && m.rail.known()) {
         double local = steps_time(m.shm, 2.0 * (L - 1), 2.0 * (L - 1) / L * bytes);
         double across = steps_time(m.rail, 2.0 * (H - 1), 2.0 * (H - 1) / H * bytes / L);
@@ -87,15 +96,15 @@ Result<AlgorithmOverrides> parse_algorithm_overrides(const std::string& text) {
   std::stringstream in(text);
   std::string item;
   auto algorithm_named = [](const std::string& name) -> Result<Algorithm> {
-    for (int i = 1; i <= int(Algorithm::kPxn); ++i)
+    for (int i = 1; i <= int(Algorithm::kTwoShot); ++i)
       if (name == to_string(Algorithm(i))) return Algorithm(i);
     return Error{"XCCL_ALGO: unknown algorithm '" + name +
-                 "' (ring, ring-relay, hierarchical, recursive-doubling, pairwise, pxn)"};
+                 "' (ring, ring-relay, hierarchical, recursive-doubling, two-shot, pairwise, pxn)"};
   };
   auto applies = [](Collective c, Algorithm a) {
     if (c == Collective::kAllReduce)
       return a == Algorithm::kRing || a == Algorithm::kRingRelay || a == Algorithm::kHierarchical ||
-             a == Algorithm::kRecursiveDoubling;
+             a == Algorithm::kRecursiveDoubling || a == Algorithm::kTwoShot;
     if (c == Collective::kAllToAll) return a == Algorithm::kPairwise || a == Algorithm::kPxn;
     if (c == Collective::kAllGather || c == Collective::kReduceScatter)
       return a == Algorithm::kRing || a == Algorithm::kHierarchical;

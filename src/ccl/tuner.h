@@ -8,6 +8,7 @@
 // oversubscribed spine shows up as a low bandwidth.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,11 @@ struct LinkCost {
 struct CostModel {
   LinkCost shm, rail, cross;
 };
+
+// Where two-shot all-reduce is offered: each rank's segment at least this large (it then
+// goes by descriptor, ShmLink::kZeroCopyMin), every rank's message together at most this.
+inline constexpr size_t kTwoShotMinSegmentBytes = 16 << 10;
+inline constexpr size_t kTwoShotMaxHostBytes = 32 << 20;
 
 struct Estimate {
   Algorithm algorithm;

@@ -9,6 +9,7 @@ Schedule ring_allreduce(const CollectiveArgs& args);
 Schedule ring_relay_allreduce(const CollectiveArgs& args);
 Schedule hierarchical_allreduce(const CollectiveArgs& args);
 Schedule recursive_doubling_allreduce(const CollectiveArgs& args);
+Schedule two_shot_allreduce(const CollectiveArgs& args);
 Schedule ring_allgather(const CollectiveArgs& args);
 Schedule hierarchical_allgather(const CollectiveArgs& args);
 Schedule ring_reduce_scatter(const CollectiveArgs& args);

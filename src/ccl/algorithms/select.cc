@@ -9,7 +9,7 @@ const char* to_string(Collective c) {
 }
 
 const char* to_string(Algorithm a) {
-  static const char* names[] = {"default", "ring", "ring-relay", "hierarchical", "recursive-doubling", "pairwise", "pxn"};
+  static const char* names[] = {"default", "ring", "ring-relay", "hierarchical", "recursive-doubling", "pairwise", "pxn", "two-shot"};
   return names[int(a)];
 }
 
@@ -20,6 +20,7 @@ Schedule make_schedule(const CollectiveArgs& args) {
         case Algorithm::kRing: return ring_allreduce(args);
         case Algorithm::kHierarchical: return hierarchical_allreduce(args);
         case Algorithm::kRecursiveDoubling: return recursive_doubling_allreduce(args);
+        case Algorithm::kTwoShot: return args.relays ? two_shot_allreduce(args) : ring_allreduce(args);
         default: return args.relays ? ring_relay_allreduce(args) : ring_allreduce(args);
       }
     case Collective::kBroadcast: return chain_broadcast(args);

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <mutex>
@@ -88,6 +89,21 @@ std::optional<RegisteredSpan> registered_lookup(const void* p, size_t bytes) {
   uintptr_t base = it->first;
   if (at + bytes > base + it->second.size) return std::nullopt;
   return RegisteredSpan{it->second.id, at - base};
+}
+
+RegisteredScratch::~RegisteredScratch() {
+  if (base_) (void)registered_free(base_);
+}
+
+Result<std::byte*> RegisteredScratch::reserve(size_t bytes) {
+  if (base_ && bytes <= size_) return static_cast<std::byte*>(base_);
+  size_t size = std::max<size_t>(size_ * 2, 64 << 10);
+  while (size < bytes) size *= 2;
+  Result<void*> p = registered_alloc(size);
+  if (!p) return p.error();
+  if (base_) (void)registered_free(base_);
+  base_ = *p, size_ = size;
+  return static_cast<std::byte*>(base_);
 }
 
 PeerMemory::~PeerMemory() {

@@ -26,6 +26,22 @@ struct RegisteredSpan {
 // Where [p, p + bytes) lies, if wholly inside one registered allocation of this process.
 std::optional<RegisteredSpan> registered_lookup(const void* p, size_t bytes);
 
+// Registered scratch for schedules whose peers read it in place: grown by doubling
+// (peers keep what they mapped of a smaller one until they go) and reused.
+class RegisteredScratch {
+ public:
+  RegisteredScratch() = default;
+  RegisteredScratch(const RegisteredScratch&) = delete;
+  RegisteredScratch& operator=(const RegisteredScratch&) = delete;
+  ~RegisteredScratch();
+  // At least `bytes` (at least one byte), the same memory while no more is asked for.
+  Result<std::byte*> reserve(size_t bytes);
+
+ private:
+  void* base_ = nullptr;
+  size_t size_ = 0;
+};
+
 // A peer's registered allocations, mapped on first use and kept until destruction.
 class PeerMemory {
  public:
