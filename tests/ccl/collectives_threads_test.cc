@@ -167,10 +167,12 @@ TEST_P(Algorithms, EveryTypeAndOpExact) {
       a.op = RedOp(o);
       a.in_place = c.in_place;
       a.chunk_bytes = 4096;
+      a.relays = c.hosts == 1;  // every peer "shares memory": two-shot applies
       std::string err = run_and_check(a, 8192);
       ASSERT_EQ(err, "") << to_string(a.algorithm) << " " << to_string(a.type) << " " << to_string(a.op);
       Schedule s = make_schedule(a);  // the algorithm asked for, not a fallback
-      bool applies = c.algorithm == Algorithm::kRecursiveDoubling || (c.hosts > 1 && c.local > 1);
+      bool applies = c.algorithm == Algorithm::kRecursiveDoubling || (c.hosts > 1 && c.local > 1) ||
+                     (c.algorithm == Algorithm::kTwoShot && a.ranks > 1);
       if (applies) {
         EXPECT_EQ(s.algorithm, to_string(c.algorithm));
       }
@@ -197,6 +199,12 @@ std::vector<AlgorithmCase> algorithm_cases() {
         if (count <= 1001)
           out.push_back({Collective::kAllReduce, Algorithm::kRecursiveDoubling, sh.hosts, sh.local, count, in_place});
       }
+  // Two-shot: one host of 1 to 5 ranks (segments of 0, 1 and many slices; in place the
+  // gather overwrites what the staging read).
+  for (int ranks : {1, 2, 3, 4, 5})
+    for (uint64_t count : {0ull, 1ull, 7ull, 1001ull, 65537ull})
+      for (bool in_place : {false, true})
+        out.push_back({Collective::kAllReduce, Algorithm::kTwoShot, 1, ranks, count, in_place});
   return out;
 }
 

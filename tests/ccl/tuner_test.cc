@@ -53,6 +53,25 @@ TEST(Tuner, RecursiveDoublingForTinyMessagesRingForLargeOnOneHost) {
             Algorithm::kRing);
 }
 
+TEST(Tuner, TwoShotForMidSizesOnOneHostOfMoreThanTwoRanks) {
+  CostModel m;
+  m.shm = {27, 1500};  // as measured with 4 ranks on 2 cores
+  auto best = [&](int ranks, uint64_t bytes, bool relays) {
+    return estimate(args(Collective::kAllReduce, ranks, bytes), RankLayout::grid(1, ranks), m, relays).front().algorithm;
+  };
+  EXPECT_EQ(best(4, 1 << 20, true), Algorithm::kTwoShot);
+  EXPECT_EQ(best(4, 4 << 20, true), Algorithm::kTwoShot);
+  EXPECT_EQ(best(3, 64 << 10, true), Algorithm::kTwoShot);
+  // Segments below the zero-copy size: copied through the FIFOs, no gain over the others.
+  EXPECT_NE(best(4, 32 << 10, true), Algorithm::kTwoShot);
+  // Past 32 MiB of messages on the host, the relay ring (its FIFOs stay in cache).
+  EXPECT_EQ(best(4, 16 << 20, true), Algorithm::kRingRelay);
+  // Two ranks: the ring has two hand-offs too.
+  EXPECT_EQ(best(2, 1 << 20, true), Algorithm::kRingRelay);
+  // Not every peer in shared memory: never.
+  EXPECT_NE(best(4, 1 << 20, false), Algorithm::kTwoShot);
+}
+
 TEST(Tuner, PxnWhenTheSpineIsThinPairwiseWhenItIsNot) {
   RankLayout layout = RankLayout::grid(4, 2);
   // Spine at a quarter of a NIC per rank: every cross-rail byte is slow.
@@ -76,6 +95,11 @@ TEST(Tuner, OverridesParseAndRejectNonsense) {
   EXPECT_FALSE(parse_algorithm_overrides("alltoall:hierarchical"));
   EXPECT_FALSE(parse_algorithm_overrides("broadcast:ring"));
   EXPECT_FALSE(parse_algorithm_overrides("all_gather:pxn"));
+  EXPECT_FALSE(parse_algorithm_overrides("all_gather:two-shot"));
+  Result<AlgorithmOverrides> two = parse_algorithm_overrides("two-shot");
+  ASSERT_TRUE(two);
+  EXPECT_EQ(two->for_collective(Collective::kAllReduce), Algorithm::kTwoShot);
+  EXPECT_EQ(two->for_collective(Collective::kAllGather), Algorithm::kDefault);
   Result<AlgorithmOverrides> h = parse_algorithm_overrides("hierarchical");
   ASSERT_TRUE(h);
   EXPECT_EQ(h->for_collective(Collective::kAllGather), Algorithm::kHierarchical);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 
 #include "ccl/check.h"
 #include "ccl/launch.h"
@@ -42,8 +43,9 @@ constexpr bool kSanitized = false;
 #endif
 
 // One rank's sweep; returns 0 when every result matched.
-int sweep(xcclComm_t comm, int rank, int ranks, const std::vector<uint64_t>& counts, bool registered = false) {
-  for (int c = 0; c < 6; ++c) {
+int sweep(xcclComm_t comm, int rank, int ranks, const std::vector<uint64_t>& counts, bool registered = false,
+          bool all_reduce_only = false) {
+  for (int c = 0; c < (all_reduce_only ? 1 : 6); ++c) {
     Collective kind = Collective(c);
     bool reducing = kind == Collective::kAllReduce || kind == Collective::kReduce || kind == Collective::kReduceScatter;
     for (int t = 0; t < kDataTypes; ++t)
@@ -105,6 +107,7 @@ struct World {
   const char* rails;  // nullptr: shared memory; else TCP over these rails
   bool registered = false;  // buffers from xcclMemAlloc (read in place over shared memory)
   const char* fifo_bytes = nullptr;  // XCCL_SHM_FIFO_BYTES: small ones make every frame kind wrap
+  const char* all_reduce = nullptr;  // XCCL_ALGO for all-reduce; then only all-reduce runs
 };
 
 class EveryCollective : public ::testing::TestWithParam<World> {};
@@ -120,11 +123,12 @@ TEST_P(EveryCollective, MatchesTheReferenceExactly) {
         // counts above 65,537 — still many chunks and FIFO wraps — are left to the default build.)
         std::vector<uint64_t> counts{0, 1, 7, 1001, 65537};
         if (!kSanitized) counts.push_back(w.rails ? 262147u : (1u << 20) + 3);
-        return sweep(comm, rank, w.ranks, counts, w.registered);
+        return sweep(comm, rank, w.ranks, counts, w.registered, w.all_reduce != nullptr);
       },
       std::chrono::seconds(240),
       [&](int) {
         if (w.fifo_bytes) setenv("XCCL_SHM_FIFO_BYTES", w.fifo_bytes, 1);
+        if (w.all_reduce) setenv("XCCL_ALGO", (std::string("all_reduce:") + w.all_reduce).c_str(), 1);
         if (!w.rails) return;
         setenv("XCCL_SHM_DISABLE", "1", 1);
         setenv("XCCL_RAILS", w.rails, 1);
@@ -138,6 +142,11 @@ INSTANTIATE_TEST_SUITE_P(Processes, EveryCollective,
                                            World{"shm_16KiB_fifo", 3, nullptr, false, "16384"},
                                            World{"shm_registered", 2, nullptr, true},
                                            World{"shm_registered", 3, nullptr, true},
+                                           // The tuner takes two-shot for mid sizes; forced, every size runs it,
+                                           // and the relay ring the sizes two-shot took from it.
+                                           World{"shm_two_shot", 3, nullptr, false, nullptr, "two-shot"},
+                                           World{"shm_two_shot_registered", 4, nullptr, true, nullptr, "two-shot"},
+                                           World{"shm_ring_relay", 4, nullptr, false, nullptr, "ring-relay"},
                                            World{"tcp", 2, "127.0.0.1"}, World{"tcp2rails", 3, "127.0.0.1,127.0.0.2"},
                                            World{"tcp2rails", 4, "127.0.0.1@200,127.0.0.2@100"},
                                            World{"tcp_registered", 2, "127.0.0.1", true}),
