@@ -28,6 +28,13 @@ std::vector<Estimate> estimate(const CollectiveArgs& a, const RankLayout& layout
   switch (a.collective) {
     case Collective::kAllReduce: {
       double ring = steps_time(flat, 2.0 * (n - 1), 2.0 * (n - 1) / n * bytes);
+      // Two-shot (every peer in shared memory): the ring's bytes, but two hand-offs where
+      // the ring has 2(n-1), each a wait for the next rank to get a core. Offered from
+      // segments that go by descriptor (smaller ones are copied through the FIFOs like
+      // the ring's, to no gain); listed first, so it also wins the tie at two ranks,
+      // where it measured 1.0-1.25x the relay ring (docs/performance.md).
+      if (relays_ok && bytes / n >= double(kTwoShotMinSegmentBytes))
+        out.push_back({Algorithm::kTwoShot, steps_time(flat, 2, 2.0 * (n - 1) / n * bytes)});
       out.push_back({relays_ok ? Algorithm::kRingRelay : Algorithm::kRing, ring});
       // Recursive doubling: whole-buffer rounds that cannot overlap (a round sends what
       // the last one reduced), each a copy out and a reduction in; an odd number of
@@ -37,15 +44,6 @@ std::vector<Estimate> estimate(const CollectiveArgs& a, const RankLayout& layout
       double rd = steps_time(flat, rounds, 2.0 * rounds * bytes) + (rounds % 2 ? bytes / flat.bytes_per_us : 0);
       if (p2 != n) rd += steps_time(flat, 2, 2 * bytes);
       out.push_back({Algorithm::kRecursiveDoubling, rd});
-      // Two-shot (every peer in shared memory): the ring's bytes, but two hand-offs
-      // where the ring has 2(n-1) (the same two for two ranks), each a wait for the
-      // next rank to get a core. Offered
-      // where it pays, as measured (docs/performance.md): from segments that go by
-      // descriptor (smaller ones are copied through the FIFOs like the ring's) while the
-      // host's scratch, a message per rank, stays small next to the ring's FIFOs, which
-      // stay in cache.
-      if (relays_ok && n > 2 && bytes / n >= double(kTwoShotMinSegmentBytes) && bytes * n <= double(kTwoShotMaxHostBytes))
-        out.push_back({Algorithm::kTwoShot, steps_time(flat, 2, 2.0 * (n - 1) / n * bytes)});
       if (H > 1 && L > 1 && m.shm.known() && m.rail.known()) {
         double local = steps_time(m.shm, 2.0 * (L - 1), 2.0 * (L - 1) / L * bytes);
         double across = steps_time(m.rail, 2.0 * (H - 1), 2.0 * (H - 1) / H * bytes / L);

@@ -28,10 +28,9 @@ struct CostModel {
   LinkCost shm, rail, cross;
 };
 
-// Where two-shot all-reduce is offered: each rank's segment at least this large (it then
-// goes by descriptor, ShmLink::kZeroCopyMin), every rank's message together at most this.
+// Two-shot all-reduce is offered when each rank's segment is at least this large: it then
+// goes by descriptor (ShmLink::kZeroCopyMin).
 inline constexpr size_t kTwoShotMinSegmentBytes = 16 << 10;
-inline constexpr size_t kTwoShotMaxHostBytes = 32 << 20;
 
 struct Estimate {
   Algorithm algorithm;

@@ -41,33 +41,31 @@ TEST(Tuner, HierarchicalAllGatherAndReduceScatterOnlyForHostMajorLayouts) {
   }
 }
 
-TEST(Tuner, RecursiveDoublingForTinyMessagesRingForLargeOnOneHost) {
+TEST(Tuner, RecursiveDoublingForTinyMessagesTwoShotOrRingForLargeOnOneHost) {
   RankLayout layout = RankLayout::grid(1, 8);
   CostModel m;
   m.shm = {10, 3000};
   EXPECT_EQ(estimate(args(Collective::kAllReduce, 8, 1024), layout, m, true).front().algorithm,
             Algorithm::kRecursiveDoubling);
   EXPECT_EQ(estimate(args(Collective::kAllReduce, 8, 64 << 20), layout, m, true).front().algorithm,
-            Algorithm::kRingRelay);
+            Algorithm::kTwoShot);
   EXPECT_EQ(estimate(args(Collective::kAllReduce, 8, 64 << 20), layout, m, false).front().algorithm,
             Algorithm::kRing);
 }
 
-TEST(Tuner, TwoShotForMidSizesOnOneHostOfMoreThanTwoRanks) {
+TEST(Tuner, TwoShotOnOneHostFromSegmentsSentByDescriptor) {
   CostModel m;
   m.shm = {27, 1500};  // as measured with 4 ranks on 2 cores
   auto best = [&](int ranks, uint64_t bytes, bool relays) {
     return estimate(args(Collective::kAllReduce, ranks, bytes), RankLayout::grid(1, ranks), m, relays).front().algorithm;
   };
   EXPECT_EQ(best(4, 1 << 20, true), Algorithm::kTwoShot);
-  EXPECT_EQ(best(4, 4 << 20, true), Algorithm::kTwoShot);
+  EXPECT_EQ(best(4, 256 << 20, true), Algorithm::kTwoShot);
   EXPECT_EQ(best(3, 64 << 10, true), Algorithm::kTwoShot);
   // Segments below the zero-copy size: copied through the FIFOs, no gain over the others.
   EXPECT_NE(best(4, 32 << 10, true), Algorithm::kTwoShot);
-  // Past 32 MiB of messages on the host, the relay ring (its FIFOs stay in cache).
-  EXPECT_EQ(best(4, 16 << 20, true), Algorithm::kRingRelay);
-  // Two ranks: the ring has two hand-offs too.
-  EXPECT_EQ(best(2, 1 << 20, true), Algorithm::kRingRelay);
+  // Two ranks: as many hand-offs as the ring, and it measured no slower.
+  EXPECT_EQ(best(2, 1 << 20, true), Algorithm::kTwoShot);
   // Not every peer in shared memory: never.
   EXPECT_NE(best(4, 1 << 20, false), Algorithm::kTwoShot);
 }
