@@ -134,7 +134,7 @@ std::pair<double, long long> run_size(const Options& o, Collective c, DataType t
   a.ranks = ranks;
   a.rank = rank;
   size_t in_count = per_rank * (c == Collective::kReduceScatter || c == Collective::kAllToAll ? ranks : 1);
-  size_t out_count = check::output_count(a);
+  size_t out_count = output_count(a);
   std::byte* in = send.data();
   std::byte* out = recv.data();
   if (in_place) {  // NCCL's in-place layouts

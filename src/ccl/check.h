@@ -61,13 +61,6 @@ inline std::vector<std::byte> make_input(const CollectiveArgs& a, int rank) {
   return in;
 }
 
-inline uint64_t output_count(const CollectiveArgs& a) {
-  switch (a.collective) {
-    case Collective::kAllGather: case Collective::kAllToAll: return a.count * a.ranks;
-    default: return a.count;
-  }
-}
-
 // What `rank`'s output must hold. Reduce: only the root's output is defined (others: empty).
 inline std::vector<std::byte> expected_output(const CollectiveArgs& a, int rank) {
   const size_t es = size_of(a.type);

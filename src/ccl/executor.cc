@@ -4,6 +4,7 @@
 
 #include <cstring>
 
+#include "ccl/copy.h"
 #include "ccl/reduce.h"
 
 namespace xm::ccl {
@@ -50,6 +51,11 @@ void Executor::complete(uint32_t i) {
     --waiting_[plan_->dependents_[k]];
 }
 
+void Executor::copy_out(std::byte* dst, const std::byte* src, size_t bytes, const Region& to) const {
+  if (stream_output_ && to.buffer == Buffer::kOutput) copy_streaming(dst, src, bytes);
+  else std::memmove(dst, src, bytes);
+}
+
 bool Executor::run_copies() {
   bool moved = false;
   for (size_t c = 0; c < plan_->copies_.size(); ++c) {
@@ -57,7 +63,7 @@ bool Executor::run_copies() {
     if (copy_done_[c] || waiting_[i]) continue;
     const Step& st = plan_->schedule_.steps[i];
     std::byte *src = at(st.src), *dst = at(st.dst);
-    if (src != dst && st.count > 0) std::memmove(dst, src, st.count * elem_);
+    if (src != dst && st.count > 0) copy_out(dst, src, st.count * elem_, st.dst);
     copy_done_[c] = 1;
     complete(i);
     moved = true;
@@ -84,7 +90,7 @@ bool Executor::recv(Link& link, uint32_t i) {
     if (in.empty()) break;
     size_t n = size_t(std::min<uint64_t>(in.size(), total - done));
     if (st.kind == StepKind::kRecv || st.kind == StepKind::kRecvCopySend) {
-      std::memcpy(at(st.dst) + done, in.data(), n);
+      copy_out(at(st.dst) + done, in.data(), n, st.dst);
       link.consume(n);
       done += n;
       continue;
@@ -182,6 +188,8 @@ Status Executor::run(const Plan& plan, const CollectiveArgs& args, const ExecBuf
   buffers_ = &buffers;
   elem_ = size_of(args.type);
   completed_ = 0;
+  stream_output_ = plan.schedule_.output_write_only && !args.in_place &&
+                   output_count(args) * elem_ >= kStreamOutputMinBytes;
   const size_t n = plan.schedule_.steps.size();
   waiting_.assign(plan.waiting_.begin(), plan.waiting_.end());
   done_bytes_.assign(n, 0);
@@ -246,6 +254,7 @@ Status Executor::run(const Plan& plan, const CollectiveArgs& args, const ExecBuf
                    std::to_string(n - completed_) + " of " + std::to_string(n) + " steps of " +
                    to_string(args.collective) + " unfinished and no progress (a peer died or stalled?)"};
   }
+  if (stream_output_) streaming_fence();  // the output is whole before the caller hears so
   return Status::Ok();
 }
 

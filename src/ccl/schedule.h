@@ -89,6 +89,7 @@ struct Schedule {
   std::vector<Step> steps;
   uint64_t scratch_elements = 0;  // scratch buffer the schedule needs
   bool scratch_shared = false;    // peers read scratch in place: it must be registered memory
+  bool output_write_only = false;  // no step reads the output (out of place): see executor.h
   std::string algorithm;          // for logs: "ring", "pairwise", ...
 
   // Appends and returns the new step's index.
@@ -138,6 +139,14 @@ struct CollectiveArgs {
   const RankLayout* layout = nullptr;
   Algorithm algorithm = Algorithm::kDefault;  // the tuner's (or the user's) choice
 };
+
+// Elements in one rank's output.
+inline uint64_t output_count(const CollectiveArgs& a) {
+  switch (a.collective) {
+    case Collective::kAllGather: case Collective::kAllToAll: return a.count * uint64_t(a.ranks);
+    default: return a.count;
+  }
+}
 
 // The schedule for `args` with `args.algorithm` (the collective's default when that
 // algorithm does not apply).

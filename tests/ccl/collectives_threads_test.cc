@@ -46,7 +46,7 @@ std::string run_and_check(CollectiveArgs a, size_t fifo_bytes) {
       mine.rank = r;
       std::vector<std::byte> in = check::make_input(mine, r);
       std::vector<std::byte> expected = check::expected_output(mine, r);
-      std::vector<std::byte> out(check::output_count(mine) * size_of(a.type));
+      std::vector<std::byte> out(output_count(mine) * size_of(a.type));
       Schedule s = make_schedule(mine);
       std::vector<std::byte> scratch(s.scratch_elements * size_of(a.type));
       ExecBuffers b{in.data(), out.data(), scratch.data(), {}};

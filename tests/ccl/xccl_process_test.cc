@@ -68,7 +68,7 @@ int sweep(xcclComm_t comm, int rank, int ranks, const std::vector<uint64_t>& cou
             a.root = ranks / 2;
             const size_t es = size_of(a.type);
             std::vector<std::byte> in0 = check::make_input(a, rank), want = check::expected_output(a, rank);
-            size_t out_bytes = std::max(check::output_count(a), in0.size() / es) * es + 1;
+            size_t out_bytes = std::max(output_count(a), in0.size() / es) * es + 1;
             TestBuffer in(in0, in0.size(), registered), out({}, out_bytes, registered);
             const void* src = in.data();
             std::byte* dst = out.data();

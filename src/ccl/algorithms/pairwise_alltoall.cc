@@ -9,6 +9,7 @@ namespace xm::ccl {
 Schedule pairwise_alltoall(const CollectiveArgs& a) {
   Schedule s;
   s.algorithm = "pairwise";
+  s.output_write_only = true;  // sends read the input
   const int n = a.ranks, r = a.rank;
   const uint64_t block = a.count;
   // In place, a block may be overwritten only once it was sent: receive into scratch.

@@ -30,6 +30,7 @@ Schedule two_shot_allreduce(const CollectiveArgs& a) {
   Schedule s;
   s.algorithm = "two-shot";
   s.scratch_shared = true;
+  s.output_write_only = true;  // sums and peers' sums are sent from scratch
   const int n = a.ranks, r = a.rank;
   Partition p(a.count, n, a.chunk_bytes / size_of(a.type));
   const uint64_t S = p.slices(), slots = std::min(S, kSlots);
