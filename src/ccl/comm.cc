@@ -95,8 +95,6 @@ Status Comm::tune() {
   return Status::Ok();
 }
 
-static_assert(kTwoShotMinSegmentBytes == ShmLink::kZeroCopyMin, "two-shot pays from segments sent by descriptor");
-
 Algorithm Comm::choose(const CollectiveArgs& a) const {
   Algorithm forced = forced_.for_collective(a.collective);
   if (forced == Algorithm::kRingRelay && !a.relays) return Algorithm::kRing;  // needs shared memory only
@@ -319,7 +317,7 @@ const Plan& Comm::plan_for(const CollectiveArgs& a) {
   for (CachedPlan& c : plans_) {
     const CollectiveArgs& b = c.args;
     if (a.collective == b.collective && a.count == b.count && a.type == b.type && a.op == b.op && a.root == b.root &&
-        a.in_place == b.in_place && a.chunk_bytes == b.chunk_bytes && a.relays == b.relays &&
+        a.in_place == b.in_place && a.chunk_bytes == b.chunk_bytes && a.relays == b.relays && a.shared_memory == b.shared_memory &&
         a.algorithm == b.algorithm)
       return *c.plan;
   }
@@ -362,23 +360,23 @@ Status Comm::run(Operation& op) {
   op.args.chunk_bytes = settings_.chunk_bytes ? settings_.chunk_bytes : chunk_for(op.args);
   // Every rank must reach the same decision: it rests on settings, not on buffers.
   op.args.relays = all_links_in_memory_ && (settings_.chunk_bytes == 0 || settings_.chunk_bytes <= relay_chunk_max);
+  op.args.shared_memory = all_links_in_memory_;
   op.args.layout = &layout_;
   op.args.algorithm = choose(op.args);
   if (op.args.relays && (op.args.algorithm == Algorithm::kRingRelay || op.args.algorithm == Algorithm::kDefault))
     op.args.chunk_bytes = std::min<uint64_t>(op.args.chunk_bytes, relay_chunk_max);
   const Plan& plan = plan_for(op.args);
-  size_t scratch = plan.schedule().scratch_elements * size_of(op.args.type);
-  std::byte* scratch_at = nullptr;
-  if (plan.schedule().scratch_shared) {
-    Result<std::byte*> p = shared_scratch_.reserve(scratch);
-    if (!p) return p.error();
-    scratch_at = *p;
-  } else {
-    if (scratch_.size() < scratch) scratch_.resize(scratch);
-    scratch_at = scratch_.data();
-  }
-  ExecBuffers b{const_cast<std::byte*>(op.input), op.output, scratch_at, {}};
+  Result<std::byte*> scratch = scratch_for(plan.schedule(), op.args.type);
+  if (!scratch) return scratch.error();
+  ExecBuffers b{const_cast<std::byte*>(op.input), op.output, *scratch, {}};
   return executor_.run(plan, op.args, b, link_table_, options);
+}
+
+Result<std::byte*> Comm::scratch_for(const Schedule& s, DataType type) {
+  size_t bytes = s.scratch_elements * size_of(type);
+  if (s.scratch_shared) return shared_scratch_.reserve(bytes);
+  if (scratch_.size() < bytes) scratch_.resize(bytes);
+  return scratch_.data();
 }
 
 }  // namespace xm::ccl

@@ -100,6 +100,7 @@ class Comm {
   Algorithm choose(const CollectiveArgs& args) const;
   std::vector<std::byte> scratch_;  // grown once, reused: fresh pages cost more than copies
   RegisteredScratch shared_scratch_;  // the same, for schedules whose peers read scratch
+  Result<std::byte*> scratch_for(const Schedule& schedule, DataType type);  // grown as needed
   bool oversubscribed_ = false;     // more ranks on this host than cores
   Executor executor_;               // used by one thread at a time (busy_)
   // Plans of recent calls: training loops and benchmarks repeat the same few calls.

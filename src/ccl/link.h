@@ -18,6 +18,10 @@
 
 namespace xm::ccl {
 
+// In-memory links pass sends at least this large by descriptor when their bytes lie in
+// registered memory (the receiver reads them in place); smaller ones are copied.
+inline constexpr size_t kZeroCopyMinBytes = 16 << 10;
+
 class Link {
  public:
   virtual ~Link() = default;

@@ -135,6 +135,8 @@ struct CollectiveArgs {
   // receiver waits (shared memory, chunk at most a quarter of the FIFO): rings may use
   // relay steps.
   bool relays = false;
+  // Every peer shares memory with this rank (two-shot all-reduce applies).
+  bool shared_memory = false;
   // Where the ranks are (hosts, local index); null: treat as one host. Not owned.
   const RankLayout* layout = nullptr;
   Algorithm algorithm = Algorithm::kDefault;  // the tuner's (or the user's) choice

@@ -33,7 +33,7 @@ std::vector<Estimate> estimate(const CollectiveArgs& a, const RankLayout& layout
       // segments that go by descriptor (smaller ones are copied through the FIFOs like
       // the ring's, to no gain); listed first, so it also wins the tie at two ranks,
       // where it measured 1.0-1.25x the relay ring (docs/performance.md).
-      if (relays_ok && bytes / n >= double(kTwoShotMinSegmentBytes))
+      if (a.shared_memory && bytes / n >= double(kZeroCopyMinBytes))
         out.push_back({Algorithm::kTwoShot, steps_time(flat, 2, 2.0 * (n - 1) / n * bytes)});
       out.push_back({relays_ok ? Algorithm::kRingRelay : Algorithm::kRing, ring});
       // Recursive doubling: whole-buffer rounds that cannot overlap (a round sends what

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "ccl/link.h"
 #include "ccl/rank_layout.h"
 #include "ccl/schedule.h"
 #include "util/result.h"
@@ -27,10 +28,6 @@ struct LinkCost {
 struct CostModel {
   LinkCost shm, rail, cross;
 };
-
-// Two-shot all-reduce is offered when each rank's segment is at least this large: it then
-// goes by descriptor (ShmLink::kZeroCopyMin).
-inline constexpr size_t kTwoShotMinSegmentBytes = 16 << 10;
 
 struct Estimate {
   Algorithm algorithm;

@@ -167,7 +167,7 @@ TEST_P(Algorithms, EveryTypeAndOpExact) {
       a.op = RedOp(o);
       a.in_place = c.in_place;
       a.chunk_bytes = 4096;
-      a.relays = c.hosts == 1;  // every peer "shares memory": two-shot applies
+      a.shared_memory = c.hosts == 1;  // two-shot applies
       std::string err = run_and_check(a, 8192);
       ASSERT_EQ(err, "") << to_string(a.algorithm) << " " << to_string(a.type) << " " << to_string(a.op);
       Schedule s = make_schedule(a);  // the algorithm asked for, not a fallback

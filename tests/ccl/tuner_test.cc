@@ -47,17 +47,20 @@ TEST(Tuner, RecursiveDoublingForTinyMessagesTwoShotOrRingForLargeOnOneHost) {
   m.shm = {10, 3000};
   EXPECT_EQ(estimate(args(Collective::kAllReduce, 8, 1024), layout, m, true).front().algorithm,
             Algorithm::kRecursiveDoubling);
-  EXPECT_EQ(estimate(args(Collective::kAllReduce, 8, 64 << 20), layout, m, true).front().algorithm,
-            Algorithm::kTwoShot);
+  CollectiveArgs in_memory = args(Collective::kAllReduce, 8, 64 << 20);
+  in_memory.shared_memory = true;
+  EXPECT_EQ(estimate(in_memory, layout, m, true).front().algorithm, Algorithm::kTwoShot);
   EXPECT_EQ(estimate(args(Collective::kAllReduce, 8, 64 << 20), layout, m, false).front().algorithm,
-            Algorithm::kRing);
+            Algorithm::kRing);  // peers not all in shared memory
 }
 
 TEST(Tuner, TwoShotOnOneHostFromSegmentsSentByDescriptor) {
   CostModel m;
   m.shm = {27, 1500};  // as measured with 4 ranks on 2 cores
-  auto best = [&](int ranks, uint64_t bytes, bool relays) {
-    return estimate(args(Collective::kAllReduce, ranks, bytes), RankLayout::grid(1, ranks), m, relays).front().algorithm;
+  auto best = [&](int ranks, uint64_t bytes, bool shared) {
+    CollectiveArgs a = args(Collective::kAllReduce, ranks, bytes);
+    a.shared_memory = shared;
+    return estimate(a, RankLayout::grid(1, ranks), m, shared).front().algorithm;
   };
   EXPECT_EQ(best(4, 1 << 20, true), Algorithm::kTwoShot);
   EXPECT_EQ(best(4, 256 << 20, true), Algorithm::kTwoShot);

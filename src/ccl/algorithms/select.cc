@@ -20,7 +20,7 @@ Schedule make_schedule(const CollectiveArgs& args) {
         case Algorithm::kRing: return ring_allreduce(args);
         case Algorithm::kHierarchical: return hierarchical_allreduce(args);
         case Algorithm::kRecursiveDoubling: return recursive_doubling_allreduce(args);
-        case Algorithm::kTwoShot: return args.relays ? two_shot_allreduce(args) : ring_allreduce(args);
+        case Algorithm::kTwoShot: return args.shared_memory ? two_shot_allreduce(args) : ring_allreduce(args);
         default: return args.relays ? ring_relay_allreduce(args) : ring_allreduce(args);
       }
     case Collective::kBroadcast: return chain_broadcast(args);

@@ -105,7 +105,7 @@ size_t ShmLink::send_some(const std::byte* data, size_t bytes) {
     if (used == posted_bytes_) posted_bytes_ = 0;
     return fresh;
   }
-  if (bytes >= kZeroCopyMin) {
+  if (bytes >= kZeroCopyMinBytes) {
     if (std::optional<RegisteredSpan> reg = registered_lookup(data, bytes)) {
       struct {
         FrameHeader h;

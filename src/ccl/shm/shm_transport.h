@@ -58,9 +58,6 @@ class ShmLink final : public Link {
   Status status() const override;
   void close() override { out_.close(); }
 
-  // Sends at least this large go by descriptor when their bytes are registered.
-  static constexpr size_t kZeroCopyMin = 16 << 10;
-
  private:
   ByteFifo out_, in_;
   pid_t peer_pid_;
