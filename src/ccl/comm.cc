@@ -136,6 +136,8 @@ Status Comm::connect(const JobId& job) {
   }
   oversubscribed_ = long(local.size()) > sysconf(_SC_NPROCESSORS_ONLN);
   const bool use_shm = !settings_.shm_disable && local.size() > 1;
+  // Every rank of a host counts the same local ranks, so they agree on the FIFO size.
+  if (settings_.shm_fifo_bytes == 0) settings_.shm_fifo_bytes = default_fifo_bytes(int(local.size()));
   auto slot = [&](int rank) { return int(std::find(local.begin(), local.end(), rank) - local.begin()); };
   if (use_shm) {
     Result<std::unique_ptr<ShmSegment>> seg = ShmSegment::create(int(local.size()), settings_.shm_fifo_bytes);

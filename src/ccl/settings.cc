@@ -31,12 +31,13 @@ Result<Settings> settings_from_environment() {
   auto timeout = integer("XCCL_TIMEOUT_MS", 1, 86'400'000, s.timeout.count());
   auto init = integer("XCCL_INIT_TIMEOUT_MS", 1, 86'400'000, s.init_timeout.count());
   auto chunk = integer("XCCL_CHUNK_BYTES", 256, 1ll << 30, 0);
-  auto fifo = integer("XCCL_SHM_FIFO_BYTES", 4096, 1ll << 30, (long long)s.shm_fifo_bytes);
+  auto fifo = integer("XCCL_SHM_FIFO_BYTES", 0, 1ll << 30, (long long)s.shm_fifo_bytes);
   auto shm_off = integer("XCCL_SHM_DISABLE", 0, 1, 0);
   auto stripe = integer("XCCL_TCP_STRIPE_BYTES", 4096, 1ll << 30, (long long)s.tcp_stripe_bytes);
   for (auto* r : {&timeout, &init, &chunk, &fifo, &shm_off, &stripe})
     if (!*r) return r->error();
-  if (*fifo & (*fifo - 1)) return Error{"XCCL_SHM_FIFO_BYTES=" + std::to_string(*fifo) + ": expected a power of two"};
+  if ((*fifo & (*fifo - 1)) || (*fifo && *fifo < 4096))
+    return Error{"XCCL_SHM_FIFO_BYTES=" + std::to_string(*fifo) + ": expected 0 (by ranks) or a power of two from 4096"};
   s.timeout = std::chrono::milliseconds(*timeout);
   s.init_timeout = std::chrono::milliseconds(*init);
   s.chunk_bytes = size_t(*chunk);

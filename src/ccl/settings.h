@@ -15,7 +15,7 @@ struct Settings {
   std::chrono::milliseconds timeout{30000};            // XCCL_TIMEOUT_MS: one operation
   std::chrono::milliseconds init_timeout{120000};      // XCCL_INIT_TIMEOUT_MS: joining
   size_t chunk_bytes = 0;                              // XCCL_CHUNK_BYTES: pipelining grain; 0 = by size
-  size_t shm_fifo_bytes = 4 << 20;                     // XCCL_SHM_FIFO_BYTES: per peer, power of two
+  size_t shm_fifo_bytes = 0;                           // XCCL_SHM_FIFO_BYTES: per peer, power of two; 0 = by ranks (shm_transport.h)
   bool shm_disable = false;                            // XCCL_SHM_DISABLE=1: sockets even on one host
   std::string rails;                                   // XCCL_RAILS: addr[@gbps],... one per NIC
   size_t tcp_stripe_bytes = 256 << 10;                 // XCCL_TCP_STRIPE_BYTES: unit of striping over rails

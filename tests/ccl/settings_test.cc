@@ -98,6 +98,12 @@ TEST(Settings, MalformedValuesNameTheVariable) {
     ASSERT_FALSE(s.ok());
     EXPECT_NE(s.error().message.find("power of two"), std::string::npos) << s.error().message;
   }
+  {
+    Env e{{"XCCL_SHM_FIFO_BYTES", "2048"}};  // a power of two, but too small for a frame and a slice
+    Result<Settings> s = settings_from_environment();
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.error().message.find("XCCL_SHM_FIFO_BYTES=2048"), std::string::npos) << s.error().message;
+  }
   Env e{};
   EXPECT_TRUE(settings_from_environment().ok());
 }

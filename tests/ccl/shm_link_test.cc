@@ -109,5 +109,21 @@ TEST(ShmLink, InPlaceAndCopiedFramesAcrossThreads) {
   EXPECT_TRUE(received == sent);
 }
 
+// The host's FIFOs together stay within 8 MiB: 2 ranks keep 4 MiB FIFOs, more ranks
+// get smaller ones, never below 256 KiB; always a power of two the ranks agree on.
+TEST(ShmSegment, DefaultFifoShrinksAsLocalRanksGrow) {
+  EXPECT_EQ(default_fifo_bytes(1), 4u << 20);
+  EXPECT_EQ(default_fifo_bytes(2), 4u << 20);
+  EXPECT_EQ(default_fifo_bytes(3), 1u << 20);
+  EXPECT_EQ(default_fifo_bytes(4), 512u << 10);
+  EXPECT_EQ(default_fifo_bytes(5), 256u << 10);
+  EXPECT_EQ(default_fifo_bytes(64), 256u << 10);
+  for (int n = 2; n <= 8; ++n) {
+    size_t f = default_fifo_bytes(n);
+    EXPECT_EQ(f & (f - 1), 0u) << n;
+    EXPECT_TRUE(f * size_t(n) * size_t(n - 1) <= (8u << 20) || f == (256u << 10)) << n;
+  }
+}
+
 }  // namespace
 }  // namespace xm::ccl

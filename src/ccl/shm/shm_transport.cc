@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -25,6 +26,14 @@ Result<void*> map(int fd, size_t bytes, const std::string& name) {
 }
 
 }  // namespace
+
+size_t default_fifo_bytes(int local_ranks) {
+  constexpr size_t kHostBudget = 8 << 20, kMin = 256 << 10, kMax = 4 << 20;
+  const size_t fifos = size_t(std::max(local_ranks, 2)) * size_t(std::max(local_ranks - 1, 1));
+  size_t bytes = kMax;
+  while (bytes > kMin && bytes * fifos > kHostBudget) bytes /= 2;
+  return bytes;
+}
 
 Result<std::unique_ptr<ShmSegment>> ShmSegment::create(int ranks, size_t fifo_bytes) {
   std::unique_ptr<ShmSegment> s(new ShmSegment);
