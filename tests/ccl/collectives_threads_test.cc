@@ -166,13 +166,16 @@ TEST_P(Algorithms, EveryTypeAndOpExact) {
       a.type = DataType(t);
       a.op = RedOp(o);
       a.in_place = c.in_place;
-      a.chunk_bytes = 4096;
-      a.shared_memory = c.hosts == 1;  // two-shot applies
+      // Direct all-gather stages slices of the descriptor size or more: 16 KiB slices
+      // stage the large counts of 4- and 8-byte types (and wrap the slot window), not
+      // the rest.
+      a.chunk_bytes = c.algorithm == Algorithm::kDirect ? 16384 : 4096;
+      a.shared_memory = c.hosts == 1;  // two-shot and direct apply
       std::string err = run_and_check(a, 8192);
       ASSERT_EQ(err, "") << to_string(a.algorithm) << " " << to_string(a.type) << " " << to_string(a.op);
       Schedule s = make_schedule(a);  // the algorithm asked for, not a fallback
       bool applies = c.algorithm == Algorithm::kRecursiveDoubling || (c.hosts > 1 && c.local > 1) ||
-                     (c.algorithm == Algorithm::kTwoShot && a.ranks > 1);
+                     ((c.algorithm == Algorithm::kTwoShot || c.algorithm == Algorithm::kDirect) && a.ranks > 1);
       if (applies) {
         EXPECT_EQ(s.algorithm, to_string(c.algorithm));
       }
@@ -205,6 +208,11 @@ std::vector<AlgorithmCase> algorithm_cases() {
     for (uint64_t count : {0ull, 1ull, 7ull, 1001ull, 65537ull})
       for (bool in_place : {false, true})
         out.push_back({Collective::kAllReduce, Algorithm::kTwoShot, 1, ranks, count, in_place});
+  // Direct all-gather: the same ranks and counts, staged and straight from the input.
+  for (int ranks : {1, 2, 3, 4, 5})
+    for (uint64_t count : {0ull, 1ull, 7ull, 1001ull, 65537ull})
+      for (bool in_place : {false, true})
+        out.push_back({Collective::kAllGather, Algorithm::kDirect, 1, ranks, count, in_place});
   return out;
 }
 

@@ -12,6 +12,7 @@ Schedule recursive_doubling_allreduce(const CollectiveArgs& args);
 Schedule two_shot_allreduce(const CollectiveArgs& args);
 Schedule ring_allgather(const CollectiveArgs& args);
 Schedule hierarchical_allgather(const CollectiveArgs& args);
+Schedule direct_allgather(const CollectiveArgs& args);
 Schedule ring_reduce_scatter(const CollectiveArgs& args);
 Schedule hierarchical_reduce_scatter(const CollectiveArgs& args);
 Schedule chain_broadcast(const CollectiveArgs& args);

@@ -9,7 +9,7 @@ const char* to_string(Collective c) {
 }
 
 const char* to_string(Algorithm a) {
-  static const char* names[] = {"default", "ring", "ring-relay", "hierarchical", "recursive-doubling", "pairwise", "pxn", "two-shot"};
+  static const char* names[] = {"default", "ring", "ring-relay", "hierarchical", "recursive-doubling", "pairwise", "pxn", "two-shot", "direct"};
   return names[int(a)];
 }
 
@@ -26,7 +26,11 @@ Schedule make_schedule(const CollectiveArgs& args) {
     case Collective::kBroadcast: return chain_broadcast(args);
     case Collective::kReduce: return chain_reduce(args);
     case Collective::kAllGather:
-      return args.algorithm == Algorithm::kHierarchical ? hierarchical_allgather(args) : ring_allgather(args);
+      switch (args.algorithm) {
+        case Algorithm::kHierarchical: return hierarchical_allgather(args);
+        case Algorithm::kDirect: return args.shared_memory ? direct_allgather(args) : ring_allgather(args);
+        default: return ring_allgather(args);
+      }
     case Collective::kReduceScatter:
       return args.algorithm == Algorithm::kHierarchical ? hierarchical_reduce_scatter(args) : ring_reduce_scatter(args);
     case Collective::kAllToAll: return args.algorithm == Algorithm::kPxn ? pxn_alltoall(args) : pairwise_alltoall(args);
