@@ -115,7 +115,7 @@ enum class Algorithm : uint8_t {
   kPairwise,           // all-to-all
   kPxn,                // all-to-all: through the local rank on the receiver's rail
   kTwoShot,            // all-reduce over shared memory: stage, sum in place, copy out
-  kDirect,             // all-gather over shared memory: every block to every peer at once
+  kDirect,             // all-gather, reduce-scatter over shared memory: every block to its peers at once
 };
 const char* to_string(Algorithm a);
 
@@ -136,7 +136,7 @@ struct CollectiveArgs {
   // receiver waits (shared memory, chunk at most a quarter of the FIFO): rings may use
   // relay steps.
   bool relays = false;
-  // Every peer shares memory with this rank (two-shot all-reduce, direct all-gather apply).
+  // Every peer shares memory with this rank (two-shot, direct apply).
   bool shared_memory = false;
   // Where the ranks are (hosts, local index); null: treat as one host. Not owned.
   const RankLayout* layout = nullptr;

@@ -55,10 +55,10 @@ std::vector<Estimate> estimate(const CollectiveArgs& a, const RankLayout& layout
     case Collective::kReduceScatter: {
       // `bytes` is one rank's block. A flat ring: n-1 blocks through the slowest hop.
       out.push_back({Algorithm::kRing, steps_time(flat, n - 1, (n - 1) * bytes)});
-      // Direct (all-gather, every peer in shared memory): the same bytes read, one
-      // hand-off. Listed after the ring, which keeps the tie at two ranks: there both
-      // copy alike, and the ring measured 0.9-1.3x direct (docs/performance.md).
-      if (a.collective == Collective::kAllGather && a.shared_memory)
+      // Direct (every peer in shared memory): the same bytes, one hand-off. Listed after
+      // the ring, which keeps the tie at two ranks, where both copy alike and measured
+      // within 0.9-1.3x of each other (docs/performance.md).
+      if (a.shared_memory)
         out.push_back({Algorithm::kDirect, steps_time(flat, 1, (n - 1) * bytes)});
       // Hierarchical: H-1 blocks on the own rail; H rows of L-1 blocks inside the host.
       if (H > 1 && L > 1 && layout.host_major() && m.shm.known() && m.rail.known())
@@ -109,9 +109,8 @@ Result<AlgorithmOverrides> parse_algorithm_overrides(const std::string& text) {
       return a == Algorithm::kRing || a == Algorithm::kRingRelay || a == Algorithm::kHierarchical ||
              a == Algorithm::kRecursiveDoubling || a == Algorithm::kTwoShot;
     if (c == Collective::kAllToAll) return a == Algorithm::kPairwise || a == Algorithm::kPxn;
-    if (c == Collective::kAllGather && a == Algorithm::kDirect) return true;
     if (c == Collective::kAllGather || c == Collective::kReduceScatter)
-      return a == Algorithm::kRing || a == Algorithm::kHierarchical;
+      return a == Algorithm::kRing || a == Algorithm::kHierarchical || a == Algorithm::kDirect;
     return false;
   };
   const Collective tunable[] = {Collective::kAllReduce, Collective::kAllGather, Collective::kReduceScatter,

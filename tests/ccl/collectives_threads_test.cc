@@ -208,11 +208,13 @@ std::vector<AlgorithmCase> algorithm_cases() {
     for (uint64_t count : {0ull, 1ull, 7ull, 1001ull, 65537ull})
       for (bool in_place : {false, true})
         out.push_back({Collective::kAllReduce, Algorithm::kTwoShot, 1, ranks, count, in_place});
-  // Direct all-gather: the same ranks and counts, staged and straight from the input.
-  for (int ranks : {1, 2, 3, 4, 5})
-    for (uint64_t count : {0ull, 1ull, 7ull, 1001ull, 65537ull})
-      for (bool in_place : {false, true})
-        out.push_back({Collective::kAllGather, Algorithm::kDirect, 1, ranks, count, in_place});
+  // Direct all-gather and reduce-scatter: the same ranks and counts, staged and straight
+  // from the input.
+  for (Collective c : {Collective::kAllGather, Collective::kReduceScatter})
+    for (int ranks : {1, 2, 3, 4, 5})
+      for (uint64_t count : {0ull, 1ull, 7ull, 1001ull, 65537ull})
+        for (bool in_place : {false, true})
+          out.push_back({c, Algorithm::kDirect, 1, ranks, count, in_place});
   return out;
 }
 

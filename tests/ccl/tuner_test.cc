@@ -73,7 +73,7 @@ TEST(Tuner, TwoShotOnOneHostFromSegmentsSentByDescriptor) {
   EXPECT_NE(best(4, 1 << 20, false), Algorithm::kTwoShot);
 }
 
-TEST(Tuner, DirectAllGatherOnOneHostFromThreeRanks) {
+TEST(Tuner, DirectAllGatherAndReduceScatterOnOneHostFromThreeRanks) {
   CostModel m;
   m.shm = {27, 1500};
   auto best = [&](Collective c, int ranks, uint64_t bytes, bool shared) {
@@ -81,15 +81,15 @@ TEST(Tuner, DirectAllGatherOnOneHostFromThreeRanks) {
     a.shared_memory = shared;
     return estimate(a, RankLayout::grid(1, ranks), m, shared).front().algorithm;
   };
-  for (uint64_t bytes : {4ull << 10, 1ull << 20, 64ull << 20}) {
-    EXPECT_EQ(best(Collective::kAllGather, 4, bytes, true), Algorithm::kDirect) << bytes;
-    EXPECT_EQ(best(Collective::kAllGather, 3, bytes, true), Algorithm::kDirect) << bytes;
-    // Two ranks: the same copies and hand-offs; the ring keeps the tie.
-    EXPECT_EQ(best(Collective::kAllGather, 2, bytes, true), Algorithm::kRing) << bytes;
-    // Not every peer in shared memory, or not an all-gather: never.
-    EXPECT_EQ(best(Collective::kAllGather, 4, bytes, false), Algorithm::kRing) << bytes;
-    EXPECT_EQ(best(Collective::kReduceScatter, 4, bytes, true), Algorithm::kRing) << bytes;
-  }
+  for (Collective c : {Collective::kAllGather, Collective::kReduceScatter})
+    for (uint64_t bytes : {4ull << 10, 1ull << 20, 64ull << 20}) {
+      EXPECT_EQ(best(c, 4, bytes, true), Algorithm::kDirect) << bytes;
+      EXPECT_EQ(best(c, 3, bytes, true), Algorithm::kDirect) << bytes;
+      // Two ranks: the same copies and hand-offs; the ring keeps the tie.
+      EXPECT_EQ(best(c, 2, bytes, true), Algorithm::kRing) << bytes;
+      // Not every peer in shared memory: never.
+      EXPECT_EQ(best(c, 4, bytes, false), Algorithm::kRing) << bytes;
+    }
 }
 
 TEST(Tuner, PxnWhenTheSpineIsThinPairwiseWhenItIsNot) {
@@ -123,8 +123,9 @@ TEST(Tuner, OverridesParseAndRejectNonsense) {
   Result<AlgorithmOverrides> direct = parse_algorithm_overrides("direct");
   ASSERT_TRUE(direct);
   EXPECT_EQ(direct->for_collective(Collective::kAllGather), Algorithm::kDirect);
-  EXPECT_EQ(direct->for_collective(Collective::kReduceScatter), Algorithm::kDefault);
-  EXPECT_FALSE(parse_algorithm_overrides("reduce_scatter:direct"));
+  EXPECT_EQ(direct->for_collective(Collective::kReduceScatter), Algorithm::kDirect);
+  EXPECT_EQ(direct->for_collective(Collective::kAllReduce), Algorithm::kDefault);
+  EXPECT_FALSE(parse_algorithm_overrides("alltoall:direct"));
   Result<AlgorithmOverrides> h = parse_algorithm_overrides("hierarchical");
   ASSERT_TRUE(h);
   EXPECT_EQ(h->for_collective(Collective::kAllGather), Algorithm::kHierarchical);

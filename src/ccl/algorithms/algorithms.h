@@ -15,6 +15,7 @@ Schedule hierarchical_allgather(const CollectiveArgs& args);
 Schedule direct_allgather(const CollectiveArgs& args);
 Schedule ring_reduce_scatter(const CollectiveArgs& args);
 Schedule hierarchical_reduce_scatter(const CollectiveArgs& args);
+Schedule direct_reduce_scatter(const CollectiveArgs& args);
 Schedule chain_broadcast(const CollectiveArgs& args);
 Schedule chain_reduce(const CollectiveArgs& args);
 Schedule pairwise_alltoall(const CollectiveArgs& args);

@@ -32,7 +32,11 @@ Schedule make_schedule(const CollectiveArgs& args) {
         default: return ring_allgather(args);
       }
     case Collective::kReduceScatter:
-      return args.algorithm == Algorithm::kHierarchical ? hierarchical_reduce_scatter(args) : ring_reduce_scatter(args);
+      switch (args.algorithm) {
+        case Algorithm::kHierarchical: return hierarchical_reduce_scatter(args);
+        case Algorithm::kDirect: return args.shared_memory ? direct_reduce_scatter(args) : ring_reduce_scatter(args);
+        default: return ring_reduce_scatter(args);
+      }
     case Collective::kAllToAll: return args.algorithm == Algorithm::kPxn ? pxn_alltoall(args) : pairwise_alltoall(args);
   }
   return {};
