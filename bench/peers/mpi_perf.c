@@ -1,4 +1,4 @@
-/* mpi_perf: MPI_Allreduce / MPI_Allgather / MPI_Alltoall measured like xccl-perf, for
+/* mpi_perf: MPI_Allreduce / MPI_Allgather / MPI_Alltoall / MPI_Reduce_scatter_block measured like xccl-perf, for
  * bench/collectives_side_by_side.sh. Launch with mpirun; rank 0 prints xccl-perf's
  * out-of-place columns (float, sum). Each size is checked once: every rank sends rank+1. */
 #include <mpi.h>
@@ -8,7 +8,7 @@
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: mpirun -np N mpi_perf --collective all_reduce|all_gather|alltoall "
+          "usage: mpirun -np N mpi_perf --collective all_reduce|all_gather|alltoall|reduce_scatter "
           "-b MIN -e MAX -f FACTOR -n ITERS -w WARMUP   (sizes like 4096, 4K, 256M, 1G)\n");
   MPI_Abort(MPI_COMM_WORLD, 2);
 }
@@ -24,14 +24,15 @@ static size_t parse_bytes(const char* s) {
   return (size_t)(v * mult);
 }
 
-enum { ALL_REDUCE, ALL_GATHER, ALLTOALL };
+enum { ALL_REDUCE, ALL_GATHER, ALLTOALL, REDUCE_SCATTER };
 
-/* One call of the collective on `total` floats (for all_gather and alltoall: all ranks' blocks). */
+/* One call of the collective on `total` floats (for the others than all_reduce: all ranks' blocks). */
 static void run_op(int coll, const float* send, float* recv, size_t total, int n) {
   int per_rank = (int)(total / (size_t)n);
   if (coll == ALL_REDUCE) MPI_Allreduce(send, recv, (int)total, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
   else if (coll == ALL_GATHER) MPI_Allgather(send, per_rank, MPI_FLOAT, recv, per_rank, MPI_FLOAT, MPI_COMM_WORLD);
-  else MPI_Alltoall(send, per_rank, MPI_FLOAT, recv, per_rank, MPI_FLOAT, MPI_COMM_WORLD);
+  else if (coll == ALLTOALL) MPI_Alltoall(send, per_rank, MPI_FLOAT, recv, per_rank, MPI_FLOAT, MPI_COMM_WORLD);
+  else MPI_Reduce_scatter_block(send, recv, per_rank, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
 }
 
 int main(int argc, char** argv) {
@@ -56,10 +57,11 @@ int main(int argc, char** argv) {
     else usage();
   }
   int coll = !strcmp(name, "all_reduce") ? ALL_REDUCE : !strcmp(name, "all_gather") ? ALL_GATHER
-           : !strcmp(name, "alltoall")   ? ALLTOALL   : -1;
+           : !strcmp(name, "alltoall")   ? ALLTOALL   : !strcmp(name, "reduce_scatter") ? REDUCE_SCATTER : -1;
   if (coll < 0 || iters < 1 || warmup < 0 || factor <= 1 || min_bytes > max_bytes) usage();
 
   const int scaled = coll != ALL_REDUCE; /* size = per-rank count * 4 B * nranks */
+  const int reducing = coll == ALL_REDUCE || coll == REDUCE_SCATTER;
   const double bus = coll == ALL_REDUCE ? 2.0 * (n - 1) / n : (double)(n - 1) / n;
   /* Buffers for the largest size, allocated and touched once; the input never changes. */
   size_t max_elems = (max_bytes / sizeof(float) / (size_t)n + 1) * (size_t)n;
@@ -73,7 +75,7 @@ int main(int argc, char** argv) {
 
   if (rank == 0) {
     printf("# mpi_perf: %s, %d ranks, float %s, %d iterations after %d warm-up\n", name, n,
-           scaled ? "none" : "sum", iters, warmup);
+           reducing ? "sum" : "none", iters, warmup);
     printf("#\n#%77s\n", "out-of-place");
     printf("#%11s %12s %8s %6s %6s %9s %7s %7s %6s\n", "size", "count", "type", "redop", "root", "time", "algbw",
            "busbw", "#wrong");
@@ -85,12 +87,14 @@ int main(int argc, char** argv) {
        bytes = bytes * factor > bytes + 1 ? (size_t)(bytes * factor) : bytes + 1) {
     size_t total = bytes / sizeof(float) / (size_t)(scaled ? n : 1) * (size_t)(scaled ? n : 1);
     size_t per_rank = scaled ? total / (size_t)n : total;
-    /* Check once: all_reduce gives n(n+1)/2 everywhere; block j of all_gather and alltoall comes from rank j. */
-    for (size_t i = 0; i < total; ++i) recv[i] = -1.0f;
+    /* Check once: all_reduce and reduce_scatter give n(n+1)/2 everywhere; block j of all_gather and
+     * alltoall comes from rank j. */
+    const size_t out = coll == REDUCE_SCATTER ? per_rank : total;
+    for (size_t i = 0; i < out; ++i) recv[i] = -1.0f;
     run_op(coll, send, recv, total, n);
     long long wrong = 0;
-    for (size_t i = 0; i < total; ++i) {
-      float want = scaled ? (float)(i / per_rank + 1) : (float)(n * (n + 1) / 2);
+    for (size_t i = 0; i < out; ++i) {
+      float want = reducing ? (float)(n * (n + 1) / 2) : (float)(i / per_rank + 1);
       wrong += recv[i] != want;
     }
     for (int i = 0; i < warmup; ++i) run_op(coll, send, recv, total, n);
@@ -103,7 +107,7 @@ int main(int argc, char** argv) {
     if (rank == 0) {
       size_t size = total * sizeof(float);
       double algbw = (double)size / seconds / 1e9;
-      printf(" %11zu %12zu %8s %6s %6s %9.2f %7.2f %7.2f %6lld\n", size, total, "float", scaled ? "none" : "sum",
+      printf(" %11zu %12zu %8s %6s %6s %9.2f %7.2f %7.2f %6lld\n", size, total, "float", reducing ? "sum" : "none",
              "-1", seconds * 1e6, algbw, algbw * bus, wrong);
       fflush(stdout);
     }
