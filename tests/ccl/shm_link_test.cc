@@ -1,7 +1,13 @@
 // ShmLink's framing: data frames written by send_some and written in place by
 // reserve/commit (with skip frames at the FIFO's end), mixed at random, arrive as the
 // same byte stream, over a FIFO small enough to wrap hundreds of times.
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
 
 #include <atomic>
 #include <cstring>
@@ -12,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ccl/shm/registered_memory.h"
 #include "ccl/shm/shm_transport.h"
 
 namespace xm::ccl {
@@ -107,6 +114,38 @@ TEST(ShmLink, InPlaceAndCopiedFramesAcrossThreads) {
   writer.join();
   ASSERT_EQ(failure, "");
   EXPECT_TRUE(received == sent);
+}
+
+// A killed rank cannot free its registered memory: the next process to register removes
+// it, and leaves alone what live processes (this one) still use.
+TEST(RegisteredMemory, WhatADeadProcessLeftIsRemovedWhatALiveOneUsesStays) {
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) ::_exit(0);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);  // now a pid nobody has
+  auto object = [](pid_t owner, unsigned tag) {
+    char name[48];
+    std::snprintf(name, sizeof name, "/xccl-mem-%08x%08x", unsigned(owner), tag);
+    return std::string(name);
+  };
+  const std::string dead = object(child, 0x5eed0001), alive = object(::getpid(), 0x5eed0002);
+  for (const std::string& name : {dead, alive}) {
+    int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
+    ASSERT_GE(fd, 0) << name;
+    ::close(fd);
+  }
+  Result<void*> mine = registered_alloc(4096);
+  ASSERT_TRUE(mine.ok());
+  EXPECT_GE(remove_stale_registered_memory(), 0);  // registered_alloc may have swept already
+  EXPECT_FALSE(std::filesystem::exists("/dev/shm" + dead)) << "left by a dead process";
+  EXPECT_TRUE(std::filesystem::exists("/dev/shm" + alive)) << "its owner lives";
+  ASSERT_TRUE(registered_lookup(*mine, 4096).has_value());
+  char own[48];
+  std::snprintf(own, sizeof own, "/dev/shm/xccl-mem-%016llx", static_cast<unsigned long long>(registered_lookup(*mine, 1)->id));
+  EXPECT_TRUE(std::filesystem::exists(own)) << "a live allocation";
+  EXPECT_EQ(registered_lookup(*mine, 1)->id >> 32, uint64_t(::getpid()));
+  EXPECT_TRUE(registered_free(*mine).ok());
+  ::shm_unlink(alive.c_str());
 }
 
 // The host's FIFOs together stay within 8 MiB: 2 ranks keep 4 MiB FIFOs, more ranks

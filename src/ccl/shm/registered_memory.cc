@@ -1,6 +1,8 @@
 #include "ccl/shm/registered_memory.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,9 +19,11 @@
 namespace xm::ccl {
 namespace {
 
+constexpr const char* kPrefix = "xccl-mem-";
+
 std::string name_of(uint64_t id) {
   char buf[40];
-  std::snprintf(buf, sizeof buf, "/xccl-mem-%016llx", static_cast<unsigned long long>(id));
+  std::snprintf(buf, sizeof buf, "/%s%016llx", kPrefix, static_cast<unsigned long long>(id));
   return buf;
 }
 
@@ -45,11 +49,34 @@ Registry& registry() {
 
 }  // namespace
 
+int remove_stale_registered_memory() {
+  DIR* dir = ::opendir("/dev/shm");
+  if (!dir) return 0;
+  int removed = 0;
+  const size_t prefix = std::strlen(kPrefix);
+  while (dirent* e = ::readdir(dir)) {
+    std::string name = e->d_name;
+    if (name.size() != prefix + 16 || name.compare(0, prefix, kPrefix) != 0) continue;
+    char* end = nullptr;
+    unsigned long long id = std::strtoull(name.c_str() + prefix, &end, 16);
+    pid_t owner = pid_t(id >> 32);
+    struct stat st {};
+    if (*end || owner <= 0 || ::fstatat(::dirfd(dir), e->d_name, &st, 0) != 0 || st.st_uid != ::geteuid()) continue;
+    if (::kill(owner, 0) != 0 && errno == ESRCH && ::shm_unlink(("/" + name).c_str()) == 0) ++removed;
+  }
+  ::closedir(dir);
+  return removed;
+}
+
 Result<void*> registered_alloc(size_t bytes) {
   if (bytes == 0) return Error{"cannot register 0 bytes"};
-  uint64_t id = 0;
-  net::Secret random = net::random_secret();
-  std::memcpy(&id, random.bytes.data(), sizeof id);  // unguessable names
+  static std::once_flag swept;
+  std::call_once(swept, [] { remove_stale_registered_memory(); });
+  // The owner's pid above 32 unguessable bits.
+  uint32_t random = 0;
+  net::Secret secret = net::random_secret();
+  std::memcpy(&random, secret.bytes.data(), sizeof random);
+  const uint64_t id = uint64_t(uint32_t(::getpid())) << 32 | random;
   std::string name = name_of(id);
   int fd = ::shm_open(name.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0) return Error{"shm_open " + name + ": " + std::strerror(errno)};

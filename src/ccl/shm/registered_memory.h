@@ -4,7 +4,11 @@
 // one copy fewer each way (the role of NCCL's user-buffer registration).
 //
 // Thread-safe. Each allocation is a named shared-memory object ("/xccl-mem-<id>") that
-// lives until registered_free (or process exit); peers map it by id on first use.
+// lives until registered_free (or process exit); peers map it by id on first use. The
+// id's high 32 bits are the owner's pid, so what a killed process left behind can be
+// told from what a live one uses: the first allocation of a process removes the
+// objects of this user whose owner is gone (processes that share /dev/shm must share
+// the pid namespace too, as ranks on one host do).
 #pragma once
 
 #include <cstddef>
@@ -17,6 +21,9 @@
 namespace xm::ccl {
 
 Result<void*> registered_alloc(size_t bytes);
+// Removes this user's /dev/shm/xccl-mem-* whose owning process is gone; returns how
+// many. registered_alloc runs it once per process.
+int remove_stale_registered_memory();
 Status registered_free(void* ptr);
 
 struct RegisteredSpan {
