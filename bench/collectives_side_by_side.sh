@@ -4,8 +4,8 @@
 # buffers from xcclMemAlloc, -R 1), gloo_perf and mpi_perf over the same size sweep for
 # N = 2 and 4 local ranks and all_reduce / all_gather / alltoall / reduce_scatter, RUNS
 # times, and prints Markdown tables of the median out-of-place busbw (GB/s) plus the
-# small-size latency. (Gloo's reduce-scatter, halving-doubling, gives wrong sums at 3
-# ranks here: keep N a power of two.)
+# small-size latency. (Gloo's reduce-scatter is PyTorch's: an all-reduce keeping one
+# block; see bench/peers/gloo_perf.cc.)
 # For all_reduce it also runs memory_ceiling, the fastest all-reduce this host's memory
 # permits (minimum traffic, no protocol), twice: with buffers shared by all ranks, the
 # ceiling for registered buffers, and with --private, the ceiling for plain malloc'd

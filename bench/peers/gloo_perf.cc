@@ -8,7 +8,6 @@
 #include <gloo/allreduce.h>
 #include <gloo/alltoall.h>
 #include <gloo/math.h>
-#include <gloo/reduce_scatter.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/file_store.h>
 #include <gloo/rendezvous/prefix_store.h>
@@ -147,22 +146,27 @@ int run_rank(const Options& o, int rank, const std::string& dir) {
       opts->setOutput(recv.data(), total);
       op = [opts] { gloo::alltoall(*opts); };
     } else {
-      // Gloo's reduce-scatter (halving-doubling) works in place on the whole buffer and
-      // leaves rank r's block at the buffer's start. Timed without restoring the input first
-      // (the values drift; the time does not), which spares Gloo a copy a caller who
-      // keeps the input would pay.
-      auto algo = std::make_shared<gloo::ReduceScatterHalvingDoubling<float>>(
-          ctx, std::vector<float*>{recv.data()}, int(total), std::vector<int>(n, int(per_rank)));
-      op = [algo] { algo->run(); };
+      // What PyTorch's Gloo backend does for reduce-scatter: all-reduce the whole buffer,
+      // keep this rank's block (moved to the front). Gloo's own ReduceScatterHalvingDoubling
+      // is not usable here: it overwrites a block while its send may still be reading it
+      // (wrong sums at 64 MiB, 2 ranks, in one run of three) and sums wrongly at 3 ranks.
+      auto opts = std::make_shared<gloo::AllreduceOptions>(ctx);
+      opts->setInput(send.data(), total);
+      opts->setOutput(recv.data(), total);
+      opts->setReduceFunction(ReduceFn(&gloo::sum<float>));
+      float* own = recv.data() + size_t(rank) * per_rank;
+      op = [opts, own, out = recv.data(), per_rank] {
+        gloo::allreduce(*opts);
+        std::memmove(out, own, per_rank * sizeof(float));
+      };
     }
     // Check once: all_reduce and reduce_scatter give n(n+1)/2 everywhere; block j of
     // all_gather and alltoall comes from rank j.
-    const bool in_place_rs = o.collective == "reduce_scatter";
-    if (in_place_rs) std::copy_n(send.data(), total, recv.data());
-    else std::fill_n(recv.data(), total, -1.0f);
+    const bool reduce_scatter = o.collective == "reduce_scatter";
+    std::fill_n(recv.data(), total, -1.0f);
     op();
     long long wrong = 0;
-    for (size_t i = 0; i < (in_place_rs ? per_rank : total); ++i) {
+    for (size_t i = 0; i < (reduce_scatter ? per_rank : total); ++i) {
       float want = reducing ? float(n * (n + 1) / 2) : float(i / per_rank + 1);
       wrong += recv[i] != want;
     }

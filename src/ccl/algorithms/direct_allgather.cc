@@ -8,20 +8,15 @@
 // in, n-1 copies out and its own block copied home — at 4 ranks 5 block copies where
 // the ring makes 7.
 //
-// Scratch is a window of kSlots slices reused slice after slice, so it stays in cache
-// however large the block; a slot is free once every peer read it (its sends complete).
-// Blocks whose slices would go through the FIFOs anyway (under the descriptor size) are
-// sent straight from the input: staging them would only add a copy.
+// Scratch is a window of kScratchSlots slices reused slice after slice, so it stays in
+// cache however large the block; a slot is free once every peer read it (its sends
+// complete). Blocks whose slices would go through the FIFOs anyway (under the
+// descriptor size) are sent straight from the input: staging them would only add a copy.
 #include "ccl/algorithms/algorithms.h"
 #include "ccl/algorithms/partition.h"
 #include "ccl/link.h"
 
 namespace xm::ccl {
-namespace {
-
-constexpr uint64_t kSlots = 4;
-
-}  // namespace
 
 Schedule direct_allgather(const CollectiveArgs& a) {
   if (a.ranks == 1) return ring_allgather(a);  // a local copy at most
@@ -36,7 +31,7 @@ Schedule direct_allgather(const CollectiveArgs& a) {
   auto own = [&](uint64_t j) { return Region{Buffer::kInput, p.slice_begin(0, j)}; };
   auto home = [&](int q, uint64_t j) { return Region{Buffer::kOutput, uint64_t(q) * block + p.slice_begin(0, j)}; };
 
-  const uint64_t slots = std::min(S, kSlots), slot_elements = (block + S - 1) / S;  // the largest slice
+  const uint64_t slots = std::min(S, kScratchSlots), slot_elements = (block + S - 1) / S;  // the largest slice
   if (staged) {
     s.scratch_shared = true;
     s.scratch_elements = slots * slot_elements;

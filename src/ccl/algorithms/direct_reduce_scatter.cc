@@ -7,20 +7,15 @@
 // what it can before anyone runs beside it, and a peer that runs late finds its data
 // ready. It touches as many bytes as the ring (a copy in and a reduction out per block).
 //
-// Scratch is a window of kSlots slices per peer, reused slice after slice, so it stays
-// in cache however large the message; a slot is free once its reader is done (the send
-// completes). Slices under the descriptor size would go through the FIFOs anyway: they
-// are sent straight from the input, as staging them would only add a copy.
+// Scratch is a window of kScratchSlots slices per peer, reused slice after slice, so it
+// stays in cache however large the message; a slot is free once its reader is done (the
+// send completes). Slices under the descriptor size would go through the FIFOs anyway:
+// they are sent straight from the input, as staging them would only add a copy.
 #include "ccl/algorithms/algorithms.h"
 #include "ccl/algorithms/partition.h"
 #include "ccl/link.h"
 
 namespace xm::ccl {
-namespace {
-
-constexpr uint64_t kSlots = 4;
-
-}  // namespace
 
 Schedule direct_reduce_scatter(const CollectiveArgs& a) {
   if (a.ranks == 1) return ring_reduce_scatter(a);  // a local copy at most
@@ -29,7 +24,7 @@ Schedule direct_reduce_scatter(const CollectiveArgs& a) {
   const int n = a.ranks, r = a.rank;
   const uint64_t block = a.count;
   Partition p(block, 1, a.chunk_bytes / size_of(a.type));
-  const uint64_t S = p.slices(), slots = std::min(S, kSlots), slot_elements = (block + S - 1) / S;
+  const uint64_t S = p.slices(), slots = std::min(S, kScratchSlots), slot_elements = (block + S - 1) / S;
   const bool staged = p.slice_size(0, 0) * size_of(a.type) >= kZeroCopyMinBytes;
   if (staged) {
     s.scratch_shared = true;

@@ -34,4 +34,8 @@ class Partition {
 
 inline int mod(int a, int n) { return ((a % n) + n) % n; }
 
+// Schedules whose peers read scratch in place (two-shot, direct) stage slice after slice
+// in a window of this many slots per peer, reused so the window stays in cache.
+inline constexpr uint64_t kScratchSlots = 4;
+
 }  // namespace xm::ccl

@@ -9,9 +9,9 @@
 // It touches about as many bytes as the relay ring (a copy in, n-1 reductions of one
 // segment, a copy of the result, n-1 segments copied out).
 //
-// Scratch is a window of kSlots slots per segment, reused slice after slice, so it stays
-// in cache however large the message: slot (q, j mod kSlots) holds this rank's slice j
-// of segment q for rank q, or (q = r) the sum of slice j. The schedule asks for shared
+// Scratch is a window of kScratchSlots slots per segment, reused slice after slice, so
+// it stays in cache however large the message: slot (q, j mod kScratchSlots) holds this
+// rank's slice j of segment q for rank q, or (q = r) the sum of slice j. The schedule asks for shared
 // scratch, so a send from it is a descriptor, the receiver reads the bytes where they
 // lie, and the send completes when they have been read: that is when a slot is free.
 #include "ccl/algorithms/algorithms.h"
@@ -20,8 +20,7 @@
 namespace xm::ccl {
 namespace {
 
-constexpr uint64_t kSlots = 4;  // slots per segment in the scratch window
-constexpr uint64_t kLag = 2;    // the gather of slice j goes out with the staging of j + kLag
+constexpr uint64_t kLag = 2;  // the gather of slice j goes out with the staging of j + kLag
 
 }  // namespace
 
@@ -33,7 +32,7 @@ Schedule two_shot_allreduce(const CollectiveArgs& a) {
   s.output_write_only = true;  // sums and peers' sums are sent from scratch
   const int n = a.ranks, r = a.rank;
   Partition p(a.count, n, a.chunk_bytes / size_of(a.type));
-  const uint64_t S = p.slices(), slots = std::min(S, kSlots);
+  const uint64_t S = p.slices(), slots = std::min(S, kScratchSlots);
   const uint64_t slot_elements = (p.segment_size(n - 1) + S - 1) / S;  // the last segment is the largest
   s.scratch_elements = uint64_t(n) * slots * slot_elements;
   auto user = [&](BufferId b, int seg, uint64_t j) { return Region{b, p.slice_begin(seg, j)}; };
@@ -43,7 +42,7 @@ Schedule two_shot_allreduce(const CollectiveArgs& a) {
   std::vector<uint32_t> staged(n * S, kNoStep), offered(n * S, kNoStep), summed(S, kNoStep), kept(S, kNoStep);
   std::vector<std::vector<uint32_t>> shared(S);  // the sends of slice j's sum
   // Stage slice j: segment q's part goes to its slot (free once rank q read the slice
-  // kSlots before) and is offered to rank q. Each rank starts with its right
+  // kScratchSlots before) and is offered to rank q. Each rank starts with its right
   // neighbour, so the ranks do not all read one peer first.
   auto stage = [&](uint64_t j) {
     for (int k = 1; k < n; ++k) {
@@ -79,7 +78,7 @@ Schedule two_shot_allreduce(const CollectiveArgs& a) {
   };
   // Every rank lists its sends to a peer in the order that peer lists its receives:
   // staging of j, then the gather of j - kLag. A slot is reused only after what
-  // precedes it in that order (kLag < kSlots), so the window never waits on itself.
+  // precedes it in that order (kLag < kScratchSlots), so the window never waits on itself.
   const uint64_t lag = std::min(kLag, slots - 1);
   for (uint64_t t = 0; t < S + lag; ++t) {
     if (t < S) stage(t);
