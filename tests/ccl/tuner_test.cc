@@ -24,6 +24,16 @@ CostModel testbed(double cross_bytes_per_us) {
   return m;
 }
 
+// The tuner's first choice on one host of `ranks` ranks, with shared memory as measured
+// with 4 ranks on 2 cores; `shared`: every peer in shared memory.
+Algorithm best_on_one_host(Collective c, int ranks, uint64_t bytes, bool shared) {
+  CostModel m;
+  m.shm = {27, 1500};
+  CollectiveArgs a = args(c, ranks, bytes);
+  a.shared_memory = shared;
+  return estimate(a, RankLayout::grid(1, ranks), m, shared).front().algorithm;
+}
+
 TEST(Tuner, HierarchicalAllReduceAcrossHostsOfSeveralRanks) {
   RankLayout layout = RankLayout::grid(4, 2);
   std::vector<Estimate> e = estimate(args(Collective::kAllReduce, 8, 16 << 20), layout, testbed(50), false);
@@ -55,12 +65,8 @@ TEST(Tuner, RecursiveDoublingForTinyMessagesTwoShotOrRingForLargeOnOneHost) {
 }
 
 TEST(Tuner, TwoShotOnOneHostFromSegmentsSentByDescriptor) {
-  CostModel m;
-  m.shm = {27, 1500};  // as measured with 4 ranks on 2 cores
-  auto best = [&](int ranks, uint64_t bytes, bool shared) {
-    CollectiveArgs a = args(Collective::kAllReduce, ranks, bytes);
-    a.shared_memory = shared;
-    return estimate(a, RankLayout::grid(1, ranks), m, shared).front().algorithm;
+  auto best = [](int ranks, uint64_t bytes, bool shared) {
+    return best_on_one_host(Collective::kAllReduce, ranks, bytes, shared);
   };
   EXPECT_EQ(best(4, 1 << 20, true), Algorithm::kTwoShot);
   EXPECT_EQ(best(4, 256 << 20, true), Algorithm::kTwoShot);
@@ -74,21 +80,14 @@ TEST(Tuner, TwoShotOnOneHostFromSegmentsSentByDescriptor) {
 }
 
 TEST(Tuner, DirectAllGatherAndReduceScatterOnOneHostFromThreeRanks) {
-  CostModel m;
-  m.shm = {27, 1500};
-  auto best = [&](Collective c, int ranks, uint64_t bytes, bool shared) {
-    CollectiveArgs a = args(c, ranks, bytes);
-    a.shared_memory = shared;
-    return estimate(a, RankLayout::grid(1, ranks), m, shared).front().algorithm;
-  };
   for (Collective c : {Collective::kAllGather, Collective::kReduceScatter})
     for (uint64_t bytes : {4ull << 10, 1ull << 20, 64ull << 20}) {
-      EXPECT_EQ(best(c, 4, bytes, true), Algorithm::kDirect) << bytes;
-      EXPECT_EQ(best(c, 3, bytes, true), Algorithm::kDirect) << bytes;
+      EXPECT_EQ(best_on_one_host(c, 4, bytes, true), Algorithm::kDirect) << bytes;
+      EXPECT_EQ(best_on_one_host(c, 3, bytes, true), Algorithm::kDirect) << bytes;
       // Two ranks: the same copies and hand-offs; the ring keeps the tie.
-      EXPECT_EQ(best(c, 2, bytes, true), Algorithm::kRing) << bytes;
+      EXPECT_EQ(best_on_one_host(c, 2, bytes, true), Algorithm::kRing) << bytes;
       // Not every peer in shared memory: never.
-      EXPECT_EQ(best(c, 4, bytes, false), Algorithm::kRing) << bytes;
+      EXPECT_EQ(best_on_one_host(c, 4, bytes, false), Algorithm::kRing) << bytes;
     }
 }
 

@@ -31,7 +31,7 @@ Schedule direct_allgather(const CollectiveArgs& a) {
   auto own = [&](uint64_t j) { return Region{Buffer::kInput, p.slice_begin(0, j)}; };
   auto home = [&](int q, uint64_t j) { return Region{Buffer::kOutput, uint64_t(q) * block + p.slice_begin(0, j)}; };
 
-  const uint64_t slots = std::min(S, kScratchSlots), slot_elements = (block + S - 1) / S;  // the largest slice
+  const uint64_t slots = std::min(S, kScratchSlots), slot_elements = p.largest_slice();
   if (staged) {
     s.scratch_shared = true;
     s.scratch_elements = slots * slot_elements;

@@ -24,7 +24,7 @@ Schedule direct_reduce_scatter(const CollectiveArgs& a) {
   const int n = a.ranks, r = a.rank;
   const uint64_t block = a.count;
   Partition p(block, 1, a.chunk_bytes / size_of(a.type));
-  const uint64_t S = p.slices(), slots = std::min(S, kScratchSlots), slot_elements = (block + S - 1) / S;
+  const uint64_t S = p.slices(), slots = std::min(S, kScratchSlots), slot_elements = p.largest_slice();
   const bool staged = p.slice_size(0, 0) * size_of(a.type) >= kZeroCopyMinBytes;
   if (staged) {
     s.scratch_shared = true;

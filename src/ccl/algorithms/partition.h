@@ -25,6 +25,9 @@ class Partition {
   uint64_t slice_size(int k, uint64_t j) const { return slice_begin(k, j + 1) - slice_begin(k, j); }
   // Offset of slice j inside its segment.
   uint64_t slice_offset(int k, uint64_t j) const { return slice_begin(k, j) - segment_begin(k); }
+  // No slice is larger (sizes round down from the front: the last segment is the
+  // largest, and its last slice), e.g. for a scratch slot any slice fits.
+  uint64_t largest_slice() const { return (segment_size(parts_ - 1) + slices_ - 1) / slices_; }
 
  private:
   uint64_t count_;

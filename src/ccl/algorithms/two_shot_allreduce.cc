@@ -11,9 +11,10 @@
 //
 // Scratch is a window of kScratchSlots slots per segment, reused slice after slice, so
 // it stays in cache however large the message: slot (q, j mod kScratchSlots) holds this
-// rank's slice j of segment q for rank q, or (q = r) the sum of slice j. The schedule asks for shared
-// scratch, so a send from it is a descriptor, the receiver reads the bytes where they
-// lie, and the send completes when they have been read: that is when a slot is free.
+// rank's slice j of segment q for rank q, or (q = r) the sum of slice j. The schedule
+// asks for shared scratch, so a send from it is a descriptor, the receiver reads the
+// bytes where they lie, and the send completes when they have been read: that is when
+// a slot is free.
 #include "ccl/algorithms/algorithms.h"
 #include "ccl/algorithms/partition.h"
 
@@ -32,8 +33,7 @@ Schedule two_shot_allreduce(const CollectiveArgs& a) {
   s.output_write_only = true;  // sums and peers' sums are sent from scratch
   const int n = a.ranks, r = a.rank;
   Partition p(a.count, n, a.chunk_bytes / size_of(a.type));
-  const uint64_t S = p.slices(), slots = std::min(S, kScratchSlots);
-  const uint64_t slot_elements = (p.segment_size(n - 1) + S - 1) / S;  // the last segment is the largest
+  const uint64_t S = p.slices(), slots = std::min(S, kScratchSlots), slot_elements = p.largest_slice();
   s.scratch_elements = uint64_t(n) * slots * slot_elements;
   auto user = [&](BufferId b, int seg, uint64_t j) { return Region{b, p.slice_begin(seg, j)}; };
   auto slot = [&](int seg, uint64_t j) { return Region{Buffer::kScratch, (seg * slots + j % slots) * slot_elements}; };
