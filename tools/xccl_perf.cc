@@ -36,6 +36,7 @@ struct Options {
   double factor = 2;
   std::string increment = "0";
   int iters = 20, warmup = 5, check = 1, root = 0, np = 0, registered = 0;
+  long send_offset = -1, recv_offset = -1;  // bytes past a page boundary; -1: as allocated
   std::string op = "sum", type = "float";
 };
 
@@ -100,25 +101,31 @@ double bus_factor(Collective c, int n) {
 // A buffer from malloc-like memory or from xcclMemAlloc, touched once.
 class Buffer {
  public:
-  Buffer(size_t bytes, bool registered) : bytes_(std::max<size_t>(bytes, 1)), registered_(registered) {
+  // page_offset < 0: where malloc puts it; else that many bytes past a page boundary.
+  Buffer(size_t bytes, bool registered, long page_offset)
+      : bytes_(std::max<size_t>(bytes, 1)), registered_(registered), shift_(page_offset < 0 ? 0 : size_t(page_offset)) {
     if (registered_) {
-      CHECK(xcclMemAlloc(reinterpret_cast<void**>(&data_), bytes_));
+      CHECK(xcclMemAlloc(reinterpret_cast<void**>(&base_), bytes_ + shift_));
+    } else if (page_offset < 0) {
+      base_ = static_cast<std::byte*>(std::malloc(bytes_));
+      if (!base_) die("malloc", xcclSystemError);
     } else {
-      data_ = static_cast<std::byte*>(std::malloc(bytes_));
-      if (!data_) die("malloc", xcclSystemError);
+      base_ = static_cast<std::byte*>(std::aligned_alloc(4096, (bytes_ + shift_ + 4095) / 4096 * 4096));
+      if (!base_) die("aligned_alloc", xcclSystemError);
     }
-    std::memset(data_, 0, bytes_);
+    std::memset(base_, 0, bytes_ + shift_);
   }
   ~Buffer() {
-    if (registered_) xcclMemFree(data_);
-    else std::free(data_);
+    if (registered_) xcclMemFree(base_);
+    else std::free(base_);
   }
-  std::byte* data() { return data_; }
+  std::byte* data() { return base_ + shift_; }
 
  private:
   size_t bytes_;
   bool registered_;
-  std::byte* data_ = nullptr;
+  size_t shift_;
+  std::byte* base_ = nullptr;
 };
 
 std::pair<double, long long> run_size(const Options& o, Collective c, DataType type, RedOp op, size_t per_rank,
@@ -176,7 +183,7 @@ int run_rank(const Options& o, xcclComm_t comm) {
   const bool reducing = c == Collective::kAllReduce || c == Collective::kReduce || c == Collective::kReduceScatter;
   // Buffers for the largest size, allocated and touched once.
   size_t max_elems = (max / es / (scaled ? ranks : 1) + 1) * (scaled ? ranks : 1);
-  Buffer send(max_elems * es, o.registered), recv(max_elems * es, o.registered);
+  Buffer send(max_elems * es, o.registered, o.send_offset), recv(max_elems * es, o.registered, o.recv_offset);
   if (rank == 0) {
     std::printf("# xccl-perf: %s, %d ranks, %s %s, %d iterations after %d warm-up, check %s, %s buffers\n",
                 o.collective.c_str(), ranks, to_string(type), reducing ? to_string(op) : "none", o.iters, o.warmup,
@@ -286,6 +293,8 @@ int main(int argc, char** argv) {
   app.add_option("-r,--root", o.root, "root of broadcast and reduce")->capture_default_str();
   app.add_option("-R,--registered", o.registered, "1: buffers from xcclMemAlloc (read in place on shared memory)")
       ->capture_default_str();
+  app.add_option("--send-offset", o.send_offset, "place the send buffer this many bytes past a page boundary (0-4095)");
+  app.add_option("--recv-offset", o.recv_offset, "place the receive buffer this many bytes past a page boundary (0-4095)");
   app.add_option("--np", o.np, "launch this many local ranks (else run as one rank of torchrun/mpirun/srun)");
   CLI11_PARSE(app, argc, argv);
   try {  // validate before launching anything

@@ -10,6 +10,7 @@
 
 #include "ccl/calibrate.h"
 #include "ccl/log.h"
+#include "ccl/shm/cross_memory.h"
 
 namespace xm::ccl {
 
@@ -115,7 +116,11 @@ Status Comm::connect(const JobId& job) {
   if (!rails) return rails.error();
   Result<std::vector<net::Fd>> listeners = listen_on_rails(*rails);
   if (!listeners) return listeners.error();
-  std::string blob = "host=" + me + "\npid=" + std::to_string(getpid()) + "\ntcp=" + encode_rails(*rails) + "\n";
+  // Peers may read this process's memory (probed below) before they learn it may.
+  const bool cma = settings_.shm_cma && !settings_.shm_disable;
+  if (cma) allow_cross_memory_reads();
+  std::string blob = "host=" + me + "\npid=" + std::to_string(getpid()) + "\ntcp=" + encode_rails(*rails) +
+                     (cma ? "\ncma=" + std::to_string(cross_memory_probe_address()) : "") + "\n";
   Result<std::vector<std::string>> all = bootstrap_->allgather(blob, deadline);
   if (!all) return all.error();
 
@@ -144,23 +149,38 @@ Status Comm::connect(const JobId& job) {
     if (!seg) return seg.error();
     own_segment_ = std::move(seg).value();
   }
-  // Round 2: the segment names.
-  Result<std::vector<std::string>> names = bootstrap_->allgather(own_segment_ ? own_segment_->name() : "", deadline);
-  if (!names) return names.error();
+  // Which local peers' plain memory this rank can read (cross-memory attach).
+  std::string reads;
+  for (int p : use_shm ? local : std::vector<int>{})
+    if (p != rank_ && peers[p].count("cma") &&
+        can_read_memory_of(pid_t(std::stol(peers[p]["pid"])), std::stoull(peers[p]["cma"])))
+      reads += "," + std::to_string(p);
+  // Round 2: the segment names, and who reads whom.
+  Result<std::vector<std::string>> round2 = bootstrap_->allgather(
+      "segment=" + (own_segment_ ? own_segment_->name() : "") + "\nreads=" + reads + ",\n", deadline);
+  if (!round2) return round2.error();
+  std::vector<std::map<std::string, std::string>> shared;
+  for (const std::string& b : *round2) shared.push_back(parse_blob(b));
+  auto reads_memory_of = [&](int reader, int owner) {
+    return shared[reader]["reads"].find("," + std::to_string(owner) + ",") != std::string::npos;
+  };
 
   link_table_.assign(ranks_, nullptr);
   peer_segments_.resize(ranks_);
   std::string shm_peers;
+  int cma_peers = 0;  // local peers that read this rank's plain buffers themselves
   for (int p : use_shm ? local : std::vector<int>{}) {
     if (p == rank_) continue;
-    Result<std::unique_ptr<ShmSegment>> seg = ShmSegment::open((*names)[p], int(local.size()), settings_.shm_fifo_bytes);
+    Result<std::unique_ptr<ShmSegment>> seg = ShmSegment::open(shared[p]["segment"], int(local.size()), settings_.shm_fifo_bytes);
     if (!seg) return seg.error();
     peer_segments_[p] = std::move(seg).value();
+    const bool pulls = reads_memory_of(p, rank_);
     links_.push_back(std::make_unique<ShmLink>(peer_segments_[p]->fifo_from(slot(rank_)),
-                                               own_segment_->fifo_from(slot(p)),
-                                               pid_t(std::stol(peers[p]["pid"]))));
+                                               own_segment_->fifo_from(slot(p)), pid_t(std::stol(peers[p]["pid"])),
+                                               pulls ? pull_min_bytes(oversubscribed_) : 0));
     link_table_[p] = links_.back().get();
     shm_peers += " " + std::to_string(p);
+    cma_peers += pulls ? 1 : 0;
   }
   if (Status st = connect_tcp_peers(job, *all, remote, std::move(rails).value(), std::move(listeners).value(), deadline);
       !st)
@@ -171,8 +191,10 @@ Status Comm::connect(const JobId& job) {
   if (own_segment_) own_segment_->unlink();
   XCCL_LOG(LogLevel::kInfo, Subsys::kInit, rank_,
            "rank " + std::to_string(rank_) + " of " + std::to_string(ranks_) + " ready; shared memory with ranks" +
-               (shm_peers.empty() ? " none" : shm_peers + ", FIFO " + std::to_string(settings_.shm_fifo_bytes >> 10) +
-                                                   " KiB per local peer") +
+               (shm_peers.empty() ? " none"
+                                  : shm_peers + ", FIFO " + std::to_string(settings_.shm_fifo_bytes >> 10) +
+                                        " KiB per local peer, cross-memory reads by " + std::to_string(cma_peers) +
+                                        " of " + std::to_string(local.size() - 1)) +
                (oversubscribed_ ? "; more ranks than cores here: waiting ranks yield at once" : ""));
   return Status::Ok();
 }
@@ -348,7 +370,7 @@ Status Comm::run(Operation& op) {
     for (const PointToPoint& p : op.group) {
       BufferId id = BufferId(Buffer::kUser + b.user.size());
       b.user.push_back(p.buffer);
-      s.add(p.send ? send_step(p.peer, p.bytes, {id, 0}) : recv_step(p.peer, p.bytes, {id, 0}));
+      s.add(p.send ? pull_send_step(p.peer, p.bytes, {id, 0}) : recv_step(p.peer, p.bytes, {id, 0}));
     }
     CollectiveArgs args;
     args.type = DataType::kUint8;

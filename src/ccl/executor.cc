@@ -75,7 +75,8 @@ bool Executor::send(Link& link, uint32_t i) {
   const Step& st = plan_->schedule_.steps[i];
   uint64_t total = st.count * elem_;
   const std::byte* from = at(st.src) + done_bytes_[i];
-  done_bytes_[i] += st.by_copy ? link.send_copy(from, total - done_bytes_[i]) : link.send_some(from, total - done_bytes_[i]);
+  const size_t left = size_t(total - done_bytes_[i]);
+  done_bytes_[i] += st.by_copy ? link.send_copy(from, left) : st.pull ? link.send_pulled(from, left) : link.send_some(from, left);
   return done_bytes_[i] == total;
 }
 
@@ -85,11 +86,18 @@ bool Executor::recv(Link& link, uint32_t i) {
   uint64_t& done = done_bytes_[i];
   const DataType type = args_->type;
   const RedOp op = args_->op;
+  const bool copying = st.kind == StepKind::kRecv || st.kind == StepKind::kRecvCopySend;
   while (done < total) {
+    if (copying) {  // straight into place where the link copies itself
+      if (size_t k = link.receive_into(at(st.dst) + done, total - done)) {
+        done += k;
+        continue;
+      }
+    }
     std::span<const std::byte> in = link.readable();
     if (in.empty()) break;
     size_t n = size_t(std::min<uint64_t>(in.size(), total - done));
-    if (st.kind == StepKind::kRecv || st.kind == StepKind::kRecvCopySend) {
+    if (copying) {
       copy_out(at(st.dst) + done, in.data(), n, st.dst);
       link.consume(n);
       done += n;
@@ -122,7 +130,7 @@ bool Executor::recv(Link& link, uint32_t i) {
     done += whole * elem_;
   }
   if (done < total) return false;
-  if (st.kind != StepKind::kRecv && st.kind != StepKind::kRecvCopySend && st.finalize && op == RedOp::kAvg)
+  if (!copying && st.finalize && op == RedOp::kAvg)
     finalize_avg(at(st.dst), st.count, type, args_->ranks);
   return true;
 }

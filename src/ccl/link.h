@@ -31,10 +31,17 @@ class Link {
   // The same, but always copying into the stream, so the send completes once buffered
   // (send_some may pass registered memory by reference and complete when it is read).
   virtual size_t send_copy(const std::byte* data, size_t bytes) { return send_some(data, bytes); }
+  // The same for bytes the receiver will only copy (Step::pull): the link may also let
+  // it copy plain memory straight out of this process (completing when it has).
+  virtual size_t send_pulled(const std::byte* data, size_t bytes) { return send_some(data, bytes); }
   // Bytes that arrived and were not consumed, as one contiguous view (possibly only a
   // part of them).
   virtual std::span<const std::byte> readable() = 0;
   virtual void consume(size_t bytes) = 0;
+  // Copies up to `bytes` of the incoming stream straight into dst when the link can
+  // without a view (bytes it copies out of the peer's memory itself: cross-memory
+  // attach), and consumes them; 0 when it cannot now, and the caller reads readable().
+  virtual size_t receive_into(std::byte* /*dst*/, size_t /*bytes*/) { return 0; }
   // Streams in memory both ends map (shared memory): readable() gives whole elements at
   // their natural alignment, and reserve()/commit() let a relay write the outgoing
   // stream in place. Other links return false and an empty reservation.

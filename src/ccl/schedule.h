@@ -6,7 +6,7 @@
 // rank, ranks, options).
 //
 // Step semantics, all counts in elements:
-//   kSend        send   src[offset, +count) to `peer`
+//   kSend        send   src[offset, +count) to `peer` (`pull`: the receiver copies them)
 //   kRecv        recv   from `peer` into dst[offset, +count)
 //   kRecvReduce  recv   from `peer`, dst[...] = src[...] op incoming; then, if
 //                `finalize`, apply the op's last touch (avg: divide by ranks)
@@ -58,12 +58,21 @@ struct Step {
   bool forward_only = false;  // kRecvReduceSend: dst is scratch space, not a result
   bool by_copy = false;       // kSend: copied into the stream even from registered memory,
                               // so it completes once buffered (relay rings need that)
+  bool pull = false;          // kSend: the receiver only copies these bytes (never reduces
+                              // them), so it may pull them from where they lie itself
 };
 
 // Step builders, so algorithms read as what they do.
 using After = std::vector<uint32_t>;
 inline Step send_step(int peer, uint64_t count, Region src, After after = {}) {
   return {StepKind::kSend, peer, count, src, {}, false, std::move(after)};
+}
+// A send whose receiver copies the bytes into place: a transport may let the receiver
+// copy them straight out of this rank's buffer (one copy where a FIFO takes two).
+inline Step pull_send_step(int peer, uint64_t count, Region src, After after = {}) {
+  Step s = send_step(peer, count, src, std::move(after));
+  s.pull = true;
+  return s;
 }
 inline Step recv_step(int peer, uint64_t count, Region dst, After after = {}) {
   return {StepKind::kRecv, peer, count, {}, dst, false, std::move(after)};

@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ccl/shm/cross_memory.h"
 #include "ccl/shm/registered_memory.h"
 #include "ccl/shm/shm_transport.h"
 
@@ -114,6 +115,94 @@ TEST(ShmLink, InPlaceAndCopiedFramesAcrossThreads) {
   writer.join();
   ASSERT_EQ(failure, "");
   EXPECT_TRUE(received == sent);
+}
+
+// Pulled sends (the receiver copies them out of the sender itself, by cross-memory
+// attach; here the "peer" is this process) mixed with copied frames arrive as one
+// stream, whether the reader takes them straight into place (receive_into) or through
+// a view (readable, as reductions do); a pulled send completes once it was read.
+TEST(ShmLink, PulledSendsArriveIntactByEitherReadingPath) {
+  constexpr size_t kFifo = 16 << 10;
+  std::vector<std::byte> a_to_b(kFifoHeader + kFifo), b_to_a(kFifoHeader + kFifo);
+  ByteFifo ab(a_to_b.data(), kFifo, true), ba(b_to_a.data(), kFifo, true);
+  ShmLink a(ab, ba, getpid(), kZeroCopyMinBytes), b(ba, ab, getpid());
+  std::mt19937 rng(13);
+  const size_t total = 16 << 20;
+  std::vector<std::byte> sent(total), received(total);
+  for (auto& x : sent) x = std::byte(rng());
+  size_t offered = 0, got = 0, end = 0, pulled = 0;
+  bool pull = false;
+  while (got < total) {
+    if (offered == end && end < total) {  // the next message: large ones pulled, small ones copied
+      pull = rng() % 2;
+      size_t bytes = pull ? std::uniform_int_distribution<size_t>(kZeroCopyMinBytes, 600000)(rng)
+                          : std::uniform_int_distribution<size_t>(1, 9000)(rng);
+      end = std::min(total, offered + bytes);
+      pulled += pull ? end - offered : 0;
+    }
+    if (offered < end) offered += pull ? a.send_pulled(sent.data() + offered, end - offered)
+                                       : a.send_some(sent.data() + offered, end - offered);
+    if (rng() % 2) {
+      got += b.receive_into(received.data() + got, std::uniform_int_distribution<size_t>(1, total - got)(rng));
+    } else if (std::span<const std::byte> in = b.readable(); !in.empty()) {
+      size_t n = std::min(std::uniform_int_distribution<size_t>(1, in.size())(rng), total - got);
+      std::memcpy(received.data() + got, in.data(), n);
+      b.consume(n);
+      got += n;
+    }
+    ASSERT_TRUE(b.status().ok()) << b.status().message();
+  }
+  while (offered < total) offered += a.send_pulled(sent.data() + offered, total - offered);  // the last acks
+  EXPECT_GT(pulled, total / 4);
+  EXPECT_TRUE(received == sent);
+}
+
+// A descriptor of memory the sender does not have fails the link with the reason; it
+// never crashes the reader or hands it garbage.
+TEST(ShmLink, APulledSendOfUnmappedMemoryFailsTheLink) {
+  constexpr size_t kFifo = 16 << 10;
+  std::vector<std::byte> a_to_b(kFifoHeader + kFifo), b_to_a(kFifoHeader + kFifo);
+  ByteFifo ab(a_to_b.data(), kFifo, true), ba(b_to_a.data(), kFifo, true);
+  ShmLink a(ab, ba, getpid(), kZeroCopyMinBytes), b(ba, ab, getpid());
+  const size_t bytes = 1 << 20;
+  void* gone = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(gone, MAP_FAILED);
+  ASSERT_EQ(::munmap(gone, bytes), 0);
+  EXPECT_EQ(a.send_pulled(static_cast<std::byte*>(gone), bytes), 0u);  // posted
+  std::vector<std::byte> dst(bytes);
+  EXPECT_EQ(b.receive_into(dst.data(), bytes), 0u);
+  EXPECT_FALSE(b.status().ok());
+  EXPECT_NE(b.status().message().find("cross-memory read from the peer"), std::string::npos) << b.status().message();
+  EXPECT_TRUE(b.readable().empty());
+}
+
+// A rank reads a peer's memory only once it has proved it can: a live child can be
+// read (a parent may, under any ptrace policy), a process that is gone cannot.
+TEST(CrossMemory, ProbesALivePeerAndNotADeadOne) {
+  int ready[2], done[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(done), 0);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    allow_cross_memory_reads();
+    char c = 1;
+    (void)!::write(ready[1], &c, 1);
+    (void)!::read(done[0], &c, 1);
+    ::_exit(0);
+  }
+  char c;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  // Same binary, no address randomisation between a parent and its fork: the child's
+  // probe word is at this process's address.
+  EXPECT_TRUE(can_read_memory_of(child, cross_memory_probe_address()));
+  EXPECT_FALSE(can_read_memory_of(child, cross_memory_probe_address() + 8)) << "not the probe word";
+  uint64_t word = 0;
+  EXPECT_FALSE(read_memory_of(child, 8, &word, sizeof word).ok()) << "page zero is never mapped";
+  (void)!::write(done[1], &c, 1);
+  ASSERT_EQ(::waitpid(child, nullptr, 0), child);
+  EXPECT_FALSE(can_read_memory_of(child, cross_memory_probe_address()));
+  for (int fd : {ready[0], ready[1], done[0], done[1]}) ::close(fd);
 }
 
 // A killed rank cannot free its registered memory: the next process to register removes

@@ -108,6 +108,7 @@ struct World {
   bool registered = false;  // buffers from xcclMemAlloc (read in place over shared memory)
   const char* fifo_bytes = nullptr;  // XCCL_SHM_FIFO_BYTES: small ones make every frame kind wrap
   const char* all_reduce = nullptr;  // XCCL_ALGO for all-reduce; then only all-reduce runs
+  bool no_cma = false;               // XCCL_SHM_CMA=0: large plain sends through the FIFOs too
 };
 
 class EveryCollective : public ::testing::TestWithParam<World> {};
@@ -128,6 +129,7 @@ TEST_P(EveryCollective, MatchesTheReferenceExactly) {
       std::chrono::seconds(240),
       [&](int) {
         if (w.fifo_bytes) setenv("XCCL_SHM_FIFO_BYTES", w.fifo_bytes, 1);
+        if (w.no_cma) setenv("XCCL_SHM_CMA", "0", 1);
         if (w.all_reduce) setenv("XCCL_ALGO", (std::string("all_reduce:") + w.all_reduce).c_str(), 1);
         if (!w.rails) return;
         setenv("XCCL_SHM_DISABLE", "1", 1);
@@ -140,6 +142,7 @@ TEST_P(EveryCollective, MatchesTheReferenceExactly) {
 INSTANTIATE_TEST_SUITE_P(Processes, EveryCollective,
                          ::testing::Values(World{"shm", 2, nullptr}, World{"shm", 3, nullptr}, World{"shm", 4, nullptr},
                                            World{"shm_16KiB_fifo", 3, nullptr, false, "16384"},
+                                           World{"shm_no_cma", 3, nullptr, false, nullptr, nullptr, true},
                                            World{"shm_registered", 2, nullptr, true},
                                            World{"shm_registered", 3, nullptr, true},
                                            // The tuner takes two-shot for mid sizes; forced, every size runs it,

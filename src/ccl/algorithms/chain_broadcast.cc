@@ -17,7 +17,7 @@ Schedule chain_broadcast(const CollectiveArgs& a) {
   for (uint64_t j = 0; j < p.slices(); ++j) {
     uint64_t off = p.slice_begin(0, j), len = p.slice_size(0, j);
     uint32_t have = prev >= 0 ? s.add(recv_step(prev, len, {Buffer::kOutput, off})) : own;
-    if (next >= 0) s.add(send_step(next, len, {Buffer::kOutput, off}, after_step(have)));
+    if (next >= 0) s.add(pull_send_step(next, len, {Buffer::kOutput, off}, after_step(have)));
   }
   return s;
 }

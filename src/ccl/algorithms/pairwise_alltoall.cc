@@ -19,7 +19,7 @@ Schedule pairwise_alltoall(const CollectiveArgs& a) {
   After exchanged;
   for (int t = 1; t < n; ++t) {
     uint64_t to = uint64_t(mod(r + t, n)), from = uint64_t(mod(r - t, n));
-    exchanged.push_back(s.add(send_step(int(to), block, {Buffer::kInput, to * block})));
+    exchanged.push_back(s.add(pull_send_step(int(to), block, {Buffer::kInput, to * block})));
     exchanged.push_back(s.add(recv_step(int(from), block, {landing, from * block})));
   }
   if (a.in_place)  // every send has read its block: move the received blocks home

@@ -37,16 +37,16 @@ Schedule pxn_alltoall(const CollectiveArgs& a) {
   // Inside the host: direct blocks, then the blocks each local rank relays for us.
   for (int k = 1; k < L; ++k) {
     int m = mod(l + k, L), from = mod(l - k, L);
-    all.push_back(s.add(send_step(at(h, m), block, in_block(at(h, m)))));
+    all.push_back(s.add(pull_send_step(at(h, m), block, in_block(at(h, m)))));
     all.push_back(s.add(recv_step(at(h, from), block, landed(at(h, from)))));
   }
   for (int m = 0; m < L; ++m)
     if (m != l)
-      for (int k = 1; k < H; ++k) all.push_back(s.add(send_step(at(h, m), block, in_block(at(remote_host(k), m)))));
+      for (int k = 1; k < H; ++k) all.push_back(s.add(pull_send_step(at(h, m), block, in_block(at(remote_host(k), m)))));
   // On rail l: this rank's own block for (g, l), then what the local ranks handed over.
   for (int k = 1; k < H; ++k) {
     int g = remote_host(k);
-    all.push_back(s.add(send_step(at(g, l), block, in_block(at(g, l)))));
+    all.push_back(s.add(pull_send_step(at(g, l), block, in_block(at(g, l)))));
     for (int m = 0; m < L; ++m)
       if (m != l) all.push_back(s.add(copy_send_step(at(h, m), at(g, l), block, relay_slot(m, g))));
   }

@@ -14,12 +14,15 @@ Schedule ring_allgather(const CollectiveArgs& a) {
   if (n == 1) return s;
   Partition p(block, 1, a.chunk_bytes / size_of(a.type));
   std::vector<uint32_t> last(p.slices(), own);
-  // Step t: send block r-t, receive block r-t-1.
+  // Step t: send block r-t, receive block r-t-1. Out of place the own block goes from
+  // the input, so it need not wait for the copy home (nor be read back from lines just
+  // written); in place it is already home (and phases placed in place have no input).
   for (int t = 0; t + 1 < n; ++t) {
     uint64_t give = uint64_t(mod(r - t, n)) * block, take = uint64_t(mod(r - t - 1, n)) * block;
     for (uint64_t j = 0; j < p.slices(); ++j) {
       uint64_t off = p.slice_begin(0, j), len = p.slice_size(0, j);
-      s.add(send_step(right, len, {Buffer::kOutput, give + off}, after_step(last[j])));
+      if (t == 0 && !a.in_place) s.add(pull_send_step(right, len, {Buffer::kInput, off}));
+      else s.add(pull_send_step(right, len, {Buffer::kOutput, give + off}, after_step(last[j])));
       last[j] = s.add(recv_step(left, len, {Buffer::kOutput, take + off}));
     }
   }

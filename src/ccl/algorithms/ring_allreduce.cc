@@ -37,7 +37,7 @@ Schedule ring_allreduce(const CollectiveArgs& a) {
   for (int t = 0; t + 1 < n; ++t) {
     int give = mod(r + 1 - t, n), take = mod(r - t, n);
     for (uint64_t j = 0; j < S; ++j) {
-      s.add(send_step(right, p.slice_size(give, j), region(Buffer::kOutput, give, j), {last[j]}));
+      s.add(pull_send_step(right, p.slice_size(give, j), region(Buffer::kOutput, give, j), {last[j]}));
       last[j] = s.add(recv_step(left, p.slice_size(take, j), region(Buffer::kOutput, take, j), {rs_send[t * S + j]}));
     }
   }

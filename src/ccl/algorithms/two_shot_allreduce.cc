@@ -72,7 +72,7 @@ Schedule two_shot_allreduce(const CollectiveArgs& a) {
   auto gather = [&](uint64_t j) {
     for (int k = 1; k < n; ++k) {
       int q = mod(r + k, n);
-      shared[j].push_back(s.add(send_step(q, p.slice_size(r, j), slot(r, j), {summed[j]})));
+      shared[j].push_back(s.add(pull_send_step(q, p.slice_size(r, j), slot(r, j), {summed[j]})));
       s.add(recv_step(q, p.slice_size(q, j), user(Buffer::kOutput, q, j), {staged[q * S + j]}));
     }
   };

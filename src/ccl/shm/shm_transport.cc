@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "ccl/net/auth.h"
+#include "ccl/shm/cross_memory.h"
 
 namespace xm::ccl {
 namespace {
@@ -34,6 +35,8 @@ size_t default_fifo_bytes(int local_ranks) {
   while (bytes > kMin && bytes * fifos > kHostBudget) bytes /= 2;
   return bytes;
 }
+
+size_t pull_min_bytes(bool ranks_share_cores) { return ranks_share_cores ? 32 << 10 : 64 << 10; }
 
 Result<std::unique_ptr<ShmSegment>> ShmSegment::create(int ranks, size_t fifo_bytes) {
   std::unique_ptr<ShmSegment> s(new ShmSegment);
@@ -94,19 +97,39 @@ namespace {
 
 // Frame header in the FIFO: what follows and how much of it.
 struct FrameHeader {
-  uint32_t kind;  // 1 data, 2 descriptor
+  uint32_t kind;  // kDataFrame, ...
   uint32_t bytes;  // data: payload bytes that follow
 };
 struct Descriptor {
   uint64_t id, offset, bytes;  // the sender's registered allocation and the span in it
 };
-constexpr uint32_t kDataFrame = 1, kDescriptorFrame = 2, kSkipFrame = 3;  // skip: filler up to the FIFO's end
+struct RemoteSpan {
+  uint64_t address, bytes;  // in the sender's address space, read by cross-memory attach
+};
+constexpr uint32_t kDataFrame = 1, kDescriptorFrame = 2, kSkipFrame = 3,  // skip: filler up to the FIFO's end
+    kRemoteFrame = 4;
 constexpr size_t kMinDataFrame = 4096;
 constexpr size_t kMaxFrame = size_t(UINT32_MAX) & ~size_t{7};  // don't fragment into tiny frames when the FIFO is nearly full
+// Cross-memory reads: at most this much per system call, so one large transfer does
+// not hold up the rank's other links for long; and the piece staged for reductions.
+constexpr size_t kMaxRemoteRead = 1 << 20, kBounceBytes = 128 << 10;
+
+template <typename Body>
+struct Framed {
+  FrameHeader h;
+  Body body;
+};
 
 }  // namespace
 
-size_t ShmLink::send_some(const std::byte* data, size_t bytes) {
+size_t ShmLink::post(const void* frame, size_t frame_bytes, uint64_t bytes) {
+  uint64_t base = out_.acked();  // before posting: the receiver may ack at once
+  if (!out_.write_all(frame, frame_bytes)) return 0;
+  posted_bytes_ = bytes, posted_returned_ = 0, ack_base_ = base;
+  return 0;
+}
+
+size_t ShmLink::send(const std::byte* data, size_t bytes, bool pulled) {
   if (posted_bytes_ > 0) {  // a descriptor is out: report what the receiver has used
     uint64_t used = out_.acked() - ack_base_;
     size_t fresh = size_t(used - posted_returned_);
@@ -116,14 +139,12 @@ size_t ShmLink::send_some(const std::byte* data, size_t bytes) {
   }
   if (bytes >= kZeroCopyMinBytes) {
     if (std::optional<RegisteredSpan> reg = registered_lookup(data, bytes)) {
-      struct {
-        FrameHeader h;
-        Descriptor d;
-      } frame{{kDescriptorFrame, 0}, {reg->id, reg->offset, bytes}};
-      uint64_t base = out_.acked();  // before posting: the receiver may ack at once
-      if (!out_.write_all(&frame, sizeof frame)) return 0;
-      posted_bytes_ = bytes, posted_returned_ = 0, ack_base_ = base;
-      return 0;
+      Framed<Descriptor> f{{kDescriptorFrame, 0}, {reg->id, reg->offset, bytes}};
+      return post(&f, sizeof f, bytes);
+    }
+    if (pulled && pull_min_bytes_ > 0 && bytes >= pull_min_bytes_) {
+      Framed<RemoteSpan> f{{kRemoteFrame, 0}, {uint64_t(reinterpret_cast<uintptr_t>(data)), bytes}};
+      return post(&f, sizeof f, bytes);
     }
   }
   return send_copy(data, bytes);
@@ -179,59 +200,104 @@ void ShmLink::commit(size_t bytes) {
   out_.commit(sizeof h + bytes + pad);
 }
 
-std::span<const std::byte> ShmLink::readable() {
-  if (frame_left_ == 0) {  // the next frame's header (and descriptor), once all there
-    if (pad_ > 0) {  // the zeros after the last data frame
-      std::byte skip[8];
-      if (!in_.peek_exact(skip, pad_)) return {};
-      in_.consume(pad_);
-      pad_ = 0;
-    }
-    FrameHeader h;
-    if (!protocol_.ok() || !in_.peek_exact(&h, sizeof h)) return {};
-    if (h.kind == kSkipFrame) {
-      std::span<const std::byte> rest = in_.readable();
-      if (rest.size() < sizeof h + h.bytes) {
-        protocol_ = Error{"corrupt skip frame in shared memory"};
-        return {};
+bool ShmLink::next_frame() {
+  if (pad_ > 0) {  // the zeros after the last data frame
+    std::byte skip[8];
+    if (!in_.peek_exact(skip, pad_)) return false;
+    in_.consume(pad_);
+    pad_ = 0;
+  }
+  FrameHeader h;
+  while (protocol_.ok() && in_.peek_exact(&h, sizeof h)) {
+    switch (h.kind) {
+      case kSkipFrame:
+        if (in_.readable().size() < sizeof h + h.bytes) {
+          protocol_ = Error{"corrupt skip frame in shared memory"};
+          return false;
+        }
+        in_.consume(sizeof h + h.bytes);
+        continue;
+      case kDataFrame:
+        in_.consume(sizeof h);
+        frame_ = Frame::kData, frame_left_ = h.bytes, pad_ = (8 - h.bytes % 8) % 8;
+        return frame_left_ > 0 || next_frame();
+      case kDescriptorFrame: {
+        Framed<Descriptor> f;
+        if (!in_.peek_exact(&f, sizeof f)) return false;
+        in_.consume(sizeof f);
+        Result<const std::byte*> at = peer_memory_.map(f.body.id, f.body.offset, f.body.bytes);
+        if (!at) {
+          protocol_ = Error{"rank's descriptor: " + at.error().message};
+          return false;
+        }
+        frame_ = Frame::kDescriptor, frame_left_ = f.body.bytes, in_place_ = *at;
+        return frame_left_ > 0 || next_frame();
       }
-      in_.consume(sizeof h + h.bytes);
-      return readable();
-    }
-    if (h.kind == kDataFrame) {
-      in_.consume(sizeof h);
-      frame_ = Frame::kData, frame_left_ = h.bytes, pad_ = (8 - h.bytes % 8) % 8;
-    } else if (h.kind == kDescriptorFrame) {
-      struct {
-        FrameHeader h;
-        Descriptor d;
-      } f;
-      if (!in_.peek_exact(&f, sizeof f)) return {};
-      in_.consume(sizeof f);
-      Result<const std::byte*> at = peer_memory_.map(f.d.id, f.d.offset, f.d.bytes);
-      if (!at) {
-        protocol_ = Error{"rank's descriptor: " + at.error().message};
-        return {};
+      case kRemoteFrame: {
+        Framed<RemoteSpan> f;
+        if (!in_.peek_exact(&f, sizeof f)) return false;
+        in_.consume(sizeof f);
+        frame_ = Frame::kRemote, frame_left_ = f.body.bytes, remote_next_ = f.body.address;
+        return frame_left_ > 0 || next_frame();
       }
-      frame_ = Frame::kDescriptor, frame_left_ = f.d.bytes, in_place_ = *at;
-    } else {
-      protocol_ = Error{"corrupt frame in shared memory (kind " + std::to_string(h.kind) + ")"};
-      return {};
+      default:
+        protocol_ = Error{"corrupt frame in shared memory (kind " + std::to_string(h.kind) + ")"};
+        return false;
     }
   }
-  if (frame_ == Frame::kDescriptor) return {in_place_, size_t(frame_left_)};
-  std::span<const std::byte> v = in_.readable();
-  return v.first(std::min<size_t>(v.size(), frame_left_));
+  return false;
+}
+
+bool ShmLink::fill_bounce() {
+  if (bounce_.empty()) bounce_.resize(kBounceBytes);
+  size_t n = size_t(std::min<uint64_t>(frame_left_, bounce_.size()));
+  if (Status st = read_memory_of(peer_pid_, remote_next_, bounce_.data(), n); !st) {
+    protocol_ = Error{"cross-memory read from the peer: " + st.message()};
+    return false;
+  }
+  remote_next_ += n;
+  in_.ack(n);  // copied out: the sender may reuse them
+  bounce_at_ = 0, bounce_end_ = n;
+  return true;
+}
+
+std::span<const std::byte> ShmLink::readable() {
+  if (frame_left_ == 0 && !next_frame()) return {};
+  switch (frame_) {
+    case Frame::kDescriptor: return {in_place_, size_t(frame_left_)};
+    case Frame::kRemote:
+      if (bounce_at_ == bounce_end_ && !fill_bounce()) return {};
+      return {bounce_.data() + bounce_at_, bounce_end_ - bounce_at_};
+    default: {
+      std::span<const std::byte> v = in_.readable();
+      return v.first(std::min<size_t>(v.size(), frame_left_));
+    }
+  }
 }
 
 void ShmLink::consume(size_t bytes) {
   frame_left_ -= bytes;
-  if (frame_ == Frame::kDescriptor) {
-    in_place_ += bytes;
-    in_.ack(bytes);  // the sender may reuse these bytes now
-  } else {
-    in_.consume(bytes);
+  switch (frame_) {
+    case Frame::kDescriptor:
+      in_place_ += bytes;
+      in_.ack(bytes);  // the sender may reuse these bytes now
+      break;
+    case Frame::kRemote: bounce_at_ += bytes; break;  // acknowledged when copied out
+    default: in_.consume(bytes);
   }
+}
+
+size_t ShmLink::receive_into(std::byte* dst, size_t bytes) {
+  if (frame_left_ == 0 && !next_frame()) return 0;
+  if (frame_ != Frame::kRemote || bounce_at_ != bounce_end_) return 0;  // a view serves these
+  size_t n = size_t(std::min<uint64_t>({bytes, frame_left_, kMaxRemoteRead}));
+  if (Status st = read_memory_of(peer_pid_, remote_next_, dst, n); !st) {
+    protocol_ = Error{"cross-memory read from the peer: " + st.message()};
+    return 0;
+  }
+  remote_next_ += n, frame_left_ -= n;
+  in_.ack(n);
+  return n;
 }
 
 Status ShmLink::status() const {
