@@ -14,9 +14,11 @@ void copy_streaming(void* dst, const void* src, size_t n) {
   auto* d = static_cast<std::byte*>(dst);
   auto* s = static_cast<const std::byte*>(src);
 #if defined(__SSE2__)
-  // Cached stores up to the first 16-byte boundary of dst, streaming stores a line at a
-  // time after it, cached stores for the tail.
-  size_t head = std::min(n, size_t((16 - reinterpret_cast<uintptr_t>(d) % 16) % 16));
+  // Cached stores up to the first line boundary of dst, streaming stores a whole line at
+  // a time after it, cached stores for the tail. (Streaming stores that start 16 or 32
+  // bytes into a line fill two partial lines per four stores: measured 14-15 GB/s
+  // against 17 at 16 MiB.)
+  size_t head = std::min(n, size_t((64 - reinterpret_cast<uintptr_t>(d) % 64) % 64));
   std::memcpy(d, s, head);
   d += head, s += head, n -= head;
   size_t i = 0;

@@ -87,9 +87,30 @@ const bool kUseAvx2 = has_avx2_f16c();
 
 }  // namespace
 
-void reduce(void* dst, const void* a, const void* b, size_t n, DataType type, RedOp op) {
+namespace {
+
+void reduce_kernel(void* dst, const void* a, const void* b, size_t n, DataType type, RedOp op) {
   if (kUseAvx2) return kernels::reduce_avx2(dst, a, b, n, type, op);
   kernels::reduce_any(dst, a, b, n, type, op, half_widen, half_narrow);
+}
+
+}  // namespace
+
+void reduce(void* dst, const void* a, const void* b, size_t n, DataType type, RedOp op) {
+  // The first elements on their own up to dst's next cache line, so the vector loop's
+  // stores never straddle two lines (nor its loads, for operands placed like dst, as
+  // malloc's and the FIFOs' are): measured 1.2x at 64 KiB with all three 16 bytes into
+  // a line.
+  const size_t es = size_of(type), into_line = reinterpret_cast<uintptr_t>(dst) % 64;
+  if (into_line != 0 && into_line % es == 0 && n > 64 / es) {
+    const size_t head = (64 - into_line) / es;
+    reduce_kernel(dst, a, b, head, type, op);
+    dst = static_cast<std::byte*>(dst) + head * es;
+    a = static_cast<const std::byte*>(a) + head * es;
+    b = static_cast<const std::byte*>(b) + head * es;
+    n -= head;
+  }
+  reduce_kernel(dst, a, b, n, type, op);
 }
 
 void finalize_avg(void* data, size_t n, DataType type, int nranks) {

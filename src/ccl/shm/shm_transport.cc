@@ -109,16 +109,26 @@ struct RemoteSpan {
 constexpr uint32_t kDataFrame = 1, kDescriptorFrame = 2, kSkipFrame = 3,  // skip: filler up to the FIFO's end
     kRemoteFrame = 4;
 constexpr size_t kMinDataFrame = 4096;
+// Every frame starts on a cache line of the stream, and a data frame's payload one line
+// after its header: copies into and out of the FIFO then run on whole, aligned lines
+// (a payload 8 bytes into a line made every other vector load and store of a copy or a
+// reduction straddle two lines). Frames end padded with zeros to the next line.
+constexpr size_t kFrameAlign = 64;
+constexpr size_t padding(size_t bytes) { return (kFrameAlign - bytes % kFrameAlign) % kFrameAlign; }
+constexpr std::byte kZeros[kFrameAlign] = {};
 constexpr size_t kMaxFrame = size_t(UINT32_MAX) & ~size_t{7};  // don't fragment into tiny frames when the FIFO is nearly full
 // Cross-memory reads: at most this much per system call, so one large transfer does
 // not hold up the rank's other links for long; and the piece staged for reductions.
 constexpr size_t kMaxRemoteRead = 1 << 20, kBounceBytes = 128 << 10;
 
+// A header with what follows it in the same line (descriptors), padded to the line.
 template <typename Body>
-struct Framed {
+struct alignas(8) Framed {
   FrameHeader h;
   Body body;
+  std::byte pad[kFrameAlign - sizeof(FrameHeader) - sizeof(Body)] = {};
 };
+static_assert(sizeof(Framed<Descriptor>) == kFrameAlign && sizeof(Framed<RemoteSpan>) == kFrameAlign);
 
 }  // namespace
 
@@ -151,20 +161,19 @@ size_t ShmLink::send(const std::byte* data, size_t bytes, bool pulled) {
 }
 
 size_t ShmLink::send_copy(const std::byte* data, size_t bytes) {
-  // Data frame: header, payload, zeros up to 8 bytes, so every payload starts 8-byte
-  // aligned in the FIFO and elements are read at their natural alignment.
+  // Data frame: a line holding the header, the payload, zeros to the next line. A part
+  // of a send keeps whole elements (a multiple of 8 bytes).
   size_t room = out_.free_space();
   size_t want = std::min(bytes, kMaxFrame);
-  const size_t min_frame = std::min(kMinDataFrame, out_.capacity() / 4);
-  if (room < sizeof(FrameHeader) + 8 + std::min(want, min_frame)) return 0;
-  size_t n = std::min(want, (room - sizeof(FrameHeader) - 8) & ~size_t{7});
+  const size_t min_frame = std::min(kMinDataFrame, out_.capacity() / 4), overhead = 2 * kFrameAlign;
+  if (room < overhead + std::min(want, min_frame)) return 0;
+  size_t n = std::min(want, (room - overhead) & ~size_t{7});
   if (n < want && n < min_frame) return 0;
   if (n == 0) return 0;
-  FrameHeader h{kDataFrame, uint32_t(n)};
-  static constexpr std::byte zeros[8] = {};
-  out_.write(reinterpret_cast<const std::byte*>(&h), sizeof h);
+  Framed<uint32_t> head{{kDataFrame, uint32_t(n)}, 0};
+  out_.write(reinterpret_cast<const std::byte*>(&head), sizeof head);
   out_.write(data, n);
-  out_.write(zeros, (8 - n % 8) % 8);
+  out_.write(kZeros, padding(n));
   return n;
 }
 
@@ -173,16 +182,16 @@ std::span<std::byte> ShmLink::reserve(size_t bytes) {
   // too little of the room before the FIFO's end is free, fill it with a skip frame and
   // start again at the front.
   const size_t min_frame = std::min(kMinDataFrame, out_.capacity() / 4);
-  const size_t overhead = sizeof(FrameHeader) + 8;
+  const size_t overhead = 2 * kFrameAlign;  // the header's line and the most padding
   for (int pass = 0; pass < 2; ++pass) {
     std::span<std::byte> room = out_.writable();
     size_t n = room.size() > overhead ? std::min({bytes, room.size() - overhead, kMaxFrame}) : 0;
     if (n < bytes) n &= ~size_t{7};  // a part: keep the frames after it whole elements
     if (n > 0 && (n == bytes || n >= min_frame)) {
       reserved_ = room.data();
-      return room.subspan(sizeof(FrameHeader), n);
+      return room.subspan(kFrameAlign, n);
     }
-    // Skip only a stretch that reaches the end (a multiple of 8, as every frame is) and
+    // Skip only a stretch that reaches the end (whole lines, as every frame is) and
     // only when more is free at the front; else wait for the reader.
     if (room.empty() || room.size() != out_.until_end() || out_.free_space() == room.size()) break;
     FrameHeader skip{kSkipFrame, uint32_t(room.size() - sizeof(FrameHeader))};
@@ -193,16 +202,15 @@ std::span<std::byte> ShmLink::reserve(size_t bytes) {
 }
 
 void ShmLink::commit(size_t bytes) {
-  FrameHeader h{kDataFrame, uint32_t(bytes)};
-  std::memcpy(reserved_, &h, sizeof h);
-  size_t pad = (8 - bytes % 8) % 8;
-  std::memset(reserved_ + sizeof h + bytes, 0, pad);
-  out_.commit(sizeof h + bytes + pad);
+  Framed<uint32_t> head{{kDataFrame, uint32_t(bytes)}, 0};
+  std::memcpy(reserved_, &head, sizeof head);
+  std::memset(reserved_ + kFrameAlign + bytes, 0, padding(bytes));
+  out_.commit(kFrameAlign + bytes + padding(bytes));
 }
 
 bool ShmLink::next_frame() {
   if (pad_ > 0) {  // the zeros after the last data frame
-    std::byte skip[8];
+    std::byte skip[kFrameAlign];
     if (!in_.peek_exact(skip, pad_)) return false;
     in_.consume(pad_);
     pad_ = 0;
@@ -218,13 +226,13 @@ bool ShmLink::next_frame() {
         in_.consume(sizeof h + h.bytes);
         continue;
       case kDataFrame:
-        in_.consume(sizeof h);
-        frame_ = Frame::kData, frame_left_ = h.bytes, pad_ = (8 - h.bytes % 8) % 8;
+        in_.consume(kFrameAlign);  // written with its line in one go
+        frame_ = Frame::kData, frame_left_ = h.bytes, pad_ = uint32_t(padding(h.bytes));
         return frame_left_ > 0 || next_frame();
       case kDescriptorFrame: {
         Framed<Descriptor> f;
         if (!in_.peek_exact(&f, sizeof f)) return false;
-        in_.consume(sizeof f);
+        in_.consume(kFrameAlign);
         Result<const std::byte*> at = peer_memory_.map(f.body.id, f.body.offset, f.body.bytes);
         if (!at) {
           protocol_ = Error{"rank's descriptor: " + at.error().message};
@@ -236,7 +244,7 @@ bool ShmLink::next_frame() {
       case kRemoteFrame: {
         Framed<RemoteSpan> f;
         if (!in_.peek_exact(&f, sizeof f)) return false;
-        in_.consume(sizeof f);
+        in_.consume(kFrameAlign);
         frame_ = Frame::kRemote, frame_left_ = f.body.bytes, remote_next_ = f.body.address;
         return frame_left_ > 0 || next_frame();
       }
