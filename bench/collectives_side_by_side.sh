@@ -6,12 +6,13 @@
 # times, and prints Markdown tables of the median out-of-place busbw (GB/s) plus the
 # small-size latency. (Gloo's reduce-scatter is PyTorch's: an all-reduce keeping one
 # block; see bench/peers/gloo_perf.cc.)
-# For all_reduce it also runs memory_ceiling, the fastest all-reduce this host's memory
-# permits (minimum traffic, no protocol), twice: with buffers shared by all ranks, the
-# ceiling for registered buffers, and with --private, the ceiling for plain malloc'd
-# buffers, whose data must be copied through shared memory. It shows xccl (malloc'd) and
-# Open MPI as % of both, and private ceiling / Open MPI: what a plain-buffer all-reduce
-# could gain over Open MPI on this host. The private ceiling runs its copy-in, reduce and
+# For all_reduce, all_gather and alltoall it also runs memory_ceiling, the fastest such
+# collective this host's memory permits (minimum traffic, no protocol), twice: with
+# buffers shared by all ranks, the ceiling for registered buffers, and with --private,
+# the ceiling for plain malloc'd buffers (whose data a peer can only get through a copy
+# by the kernel or through shared staging). It shows xccl (malloc'd) and Open MPI as % of
+# both, and private ceiling / Open MPI: what a plain-buffer library could gain over Open
+# MPI on this host. The all-reduce's private ceiling runs its copy-in, reduce and
 # copy-out phases one after another, so a pipelined all-reduce can reach or pass it.
 #
 # Build first:  cmake --build --preset default --target xccl-perf
@@ -38,7 +39,8 @@ GLOO=$BUILD_DIR/bench/gloo_perf
 MPI=$BUILD_DIR/bench/mpi_perf
 CEIL=$BUILD_DIR/bench/memory_ceiling
 BINS=("$XCCL" "$GLOO" "$MPI")
-if [[ " $COLLECTIVES " == *" all_reduce "* ]]; then BINS+=("$CEIL"); fi
+with_ceiling() { [[ $1 == all_reduce || $1 == all_gather || $1 == alltoall ]]; }
+for coll in $COLLECTIVES; do if with_ceiling "$coll"; then BINS+=("$CEIL"); break; fi; done
 
 die() { echo "collectives_side_by_side.sh: $*" >&2; exit 1; }
 for bin in "${BINS[@]}"; do
@@ -86,8 +88,8 @@ echo "#   xccl:     $XCCL <collective> --np <N> ${SWEEP[*]} -c 0 -d float -o sum
 echo "#   Gloo:     $GLOO --collective <collective> --np <N> ${SWEEP[*]}"
 echo "#   Open MPI: ${MPIRUN[*]:1} -np <N> $MPI --collective <collective> ${SWEEP[*]}"
 if [[ " ${BINS[*]} " == *" $CEIL "* ]]; then
-  echo "#   ceiling:  $CEIL --np <N> ${SWEEP[*]}   (all_reduce only; shared: buffers in one shared mapping," \
-       "private: the same with --private, malloc'd buffers staged through shared memory)"
+  echo "#   ceiling:  $CEIL --np <N> --collective <collective> ${SWEEP[*]}   (all_reduce, all_gather, alltoall; shared:" \
+       "buffers in one shared mapping, private: the same with --private, malloc'd buffers)"
 fi
 
 for ((r = 1; r <= RUNS; r++)); do
@@ -98,9 +100,9 @@ for ((r = 1; r <= RUNS; r++)); do
       run xreg "$n" "$coll" "$XCCL" "$coll" --np "$n" "${SWEEP[@]}" -c 0 -d float -o sum -R 1
       run gloo "$n" "$coll" "$GLOO" --collective "$coll" --np "$n" "${SWEEP[@]}"
       run mpi "$n" "$coll" "${MPIRUN[@]}" -np "$n" "$MPI" --collective "$coll" "${SWEEP[@]}"
-      if [[ $coll == all_reduce ]]; then  # memory_ceiling prints size, time, algbw, busbw
-        COLS="1 2 4" run ceil "$n" "$coll" "$CEIL" --np "$n" "${SWEEP[@]}"
-        COLS="1 2 4" run ceilp "$n" "$coll" "$CEIL" --np "$n" --private "${SWEEP[@]}"
+      if with_ceiling "$coll"; then  # memory_ceiling prints size, time, algbw, busbw
+        COLS="1 2 4" run ceil "$n" "$coll" "$CEIL" --np "$n" --collective "$coll" "${SWEEP[@]}"
+        COLS="1 2 4" run ceilp "$n" "$coll" "$CEIL" --np "$n" --collective "$coll" --private "${SWEEP[@]}"
       fi
     done
   done
@@ -133,7 +135,7 @@ awk -v nps="$NPS" -v colls="$COLLECTIVES" '
       coll = cl[c]; n = nl[m]
       ns = split(sizes[n, coll], sz, " ")
       for (i = 2; i <= ns; i++) for (j = i; j > 1 && sz[j - 1] + 0 > sz[j] + 0; j--) { t = sz[j]; sz[j] = sz[j - 1]; sz[j - 1] = t }
-      ceil = coll == "all_reduce"  # the measured memory ceilings exist for all_reduce only
+      ceil = coll == "all_reduce" || coll == "all_gather" || coll == "alltoall"  # those with measured ceilings
       printf "\n### %s, %d ranks (busbw GB/s)\n\n", coll, n
       print "| size | xccl | xccl reg | Gloo | Open MPI |" (ceil ? " ceiling (shared) | ceiling (private) |" : "") \
             " xccl/Gloo | xccl/MPI | xccl reg/Gloo | xccl reg/MPI |" \

@@ -1,7 +1,9 @@
-// memory_ceiling: the fastest fp32-sum all-reduce this host's memory system permits for N ranks
-// in N processes, as a measured ceiling for bench/collectives_side_by_side.sh.
+// memory_ceiling: the fastest fp32-sum all-reduce (and, with --collective, all-gather or
+// all-to-all: copy_ceiling.cc) this host's memory system permits for N ranks in N processes, as
+// a measured ceiling for bench/collectives_side_by_side.sh.
 //
-//   memory_ceiling --np N [--private] [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP]
+//   memory_ceiling --np N [--collective all_reduce|all_gather|alltoall] [--private]
+//                  [-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP]
 //
 // Default (shared buffers, the ceiling for registered memory): the N processes share one region
 // holding every rank's input and output. Per iteration rank r sums slice r of all N inputs
@@ -46,12 +48,16 @@
 #include <string>
 #include <vector>
 
+#include "memory_ceiling.h"
+
+namespace ceiling {
 namespace {
 
 [[noreturn]] void usage(const std::string& why, int code = 2) {
   std::fprintf(code ? stderr : stdout,
-               "memory_ceiling: %s\nusage: memory_ceiling --np N [--private] [-b MIN] [-e MAX] [-f FACTOR] "
-               "[-n ITERS] [-w WARMUP]   (sizes like 4096, 64K, 256M, 1G; N >= 2; --private: malloc'd buffers)\n",
+               "memory_ceiling: %s\nusage: memory_ceiling --np N [--collective all_reduce|all_gather|alltoall] [--private] "
+               "[-b MIN] [-e MAX] [-f FACTOR] [-n ITERS] [-w WARMUP]   (sizes like 4096, 64K, 256M, 1G; N >= 2; "
+               "--private: malloc'd buffers)\n",
                why.c_str());
   std::exit(code);
 }
@@ -76,53 +82,6 @@ long parse_int(const std::string& flag, const char* s, long lo, long hi) {
   return v;
 }
 
-// Spin on a shared word with pause; when ranks outnumber CPUs (4 ranks on a 2-CPU host) a
-// waiting rank must hand its CPU to the rank it waits for, so it yields from the first spin.
-struct Spinner {
-  int budget;  // pause iterations before each sched_yield
-  void spin(int& spins) const {
-    if (++spins < budget) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
-    } else {
-      sched_yield();
-      spins = 0;
-    }
-  }
-};
-
-// Sense-reversing barrier in the shared region; lock-free atomics work across processes.
-struct Barrier {
-  alignas(64) std::atomic<int> remaining;
-  alignas(64) std::atomic<int> sense{0};
-};
-
-void barrier_wait(Barrier& b, int n, int& local_sense, const Spinner& s) {
-  local_sense = !local_sense;
-  if (b.remaining.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    b.remaining.store(n, std::memory_order_relaxed);
-    b.sense.store(local_sense, std::memory_order_release);
-    return;
-  }
-  for (int spins = 0; b.sense.load(std::memory_order_acquire) != local_sense;) s.spin(spins);
-}
-
-struct Shared {
-  Barrier barrier;
-  alignas(64) std::atomic<long long> wrong{0};
-};
-
-// Where the output goes. Cached stores keep the result in cache for the ranks that read it next,
-// which wins while everything fits in the last-level cache; streaming (non-temporal) stores skip
-// the read-for-ownership of each output line, which wins once the buffers spill to DRAM. A real
-// all-reduce may do either, so the ceiling times both and keeps the faster.
-#if defined(__SSE2__)
-constexpr bool kHaveStreaming = true;  // SSE2 is part of every x86-64 CPU: no -march flag needed
-#else
-constexpr bool kHaveStreaming = false;
-#endif
-
 // o[0, m) = s + z, and the same into o2 unless it is null (one pass, two stores); o and o2 are
 // 16-byte aligned whenever streaming is asked for.
 void store_sum(float* __restrict o, float* __restrict o2, const float* __restrict s, const float* __restrict z,
@@ -140,23 +99,6 @@ void store_sum(float* __restrict o, float* __restrict o2, const float* __restric
     for (; j < m; ++j) o[j] = o2[j] = s[j] + z[j];
   else
     for (; j < m; ++j) o[j] = s[j] + z[j];
-}
-
-void store_copy(float* __restrict o, const float* __restrict s, size_t m, bool stream) {
-  size_t j = 0;
-#if defined(__SSE2__)
-  if (stream)
-    for (; j + 4 <= m; j += 4) _mm_stream_ps(o + j, _mm_loadu_ps(s + j));
-#endif
-  std::memcpy(o + j, s + j, (m - j) * sizeof(float));
-}
-
-// Non-temporal stores are weakly ordered: fence them before the barrier publishes the data.
-void store_fence(bool stream) {
-#if defined(__SSE2__)
-  if (stream) _mm_sfence();
-#endif
-  (void)stream;
 }
 
 // out[lo, hi) = in[0] + ... + in[n-1] in one pass over memory: a block of the running sum stays in
@@ -180,28 +122,12 @@ void reduce_slice(float* out, float* out2, const float* const* in, int n, size_t
   }
 }
 
-// Rank r's input holds r + 1 + i % 8: exact in float, and a misplaced slice shows up.
-float input_value(int r, size_t i) { return float(r + 1 + int(i % 8)); }
 float sum_value(int n, size_t i) { return float(n * (n + 1) / 2 + n * int(i % 8)); }
 
-struct Options {
-  int np = 0;
-  bool private_bufs = false;  // --private
-  size_t min_bytes = 32 << 20, max_bytes = 32 << 20;
-  double factor = 2;
-  int iters = 20, warmup = 5;
-};
-
-// The shared region's buffers, max_count floats each. Shared mode: every rank's input and output.
-// --private: stage[q] is rank q's staging buffer (slice p holds rank q's input slice p for rank p)
-// and result holds slice q reduced by rank q; inputs and outputs are malloc'd by each rank.
-struct Layout {
-  std::vector<float*> in, out, stage;
-  float* result = nullptr;
-};
-
 // One rank's whole sweep; rank 0 prints. Returns the process exit code.
-int run_rank(int r, const Options& o, Shared& sh, const Layout& L, size_t max_count, const Spinner& spinner) {
+}  // namespace
+
+int run_all_reduce_rank(int r, const Options& o, Shared& sh, const Layout& L, size_t max_count, const Spinner& spinner) {
   const int n = o.np;
   const bool priv = o.private_bufs;
   int sense = 0;
@@ -332,6 +258,8 @@ int run_rank(int r, const Options& o, Shared& sh, const Layout& L, size_t max_co
   return sh.wrong ? 1 : 0;
 }
 
+namespace {
+
 Options parse(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
@@ -343,7 +271,14 @@ Options parse(int argc, char** argv) {
     }
     if (i + 1 >= argc) usage(a + " needs a value");
     const char* v = argv[++i];
-    if (a == "--np") o.np = int(parse_int(a, v, 2, 1024));
+    if (a == "--np") o.np = int(parse_int(a, v, 2, kMaxRanks));
+    else if (a == "--collective") {
+      std::string c = v;
+      if (c == "all_reduce") o.collective = Collective::kAllReduce;
+      else if (c == "all_gather") o.collective = Collective::kAllGather;
+      else if (c == "alltoall") o.collective = Collective::kAllToAll;
+      else usage("--collective \"" + c + "\" is not all_reduce, all_gather or alltoall");
+    }
     else if (a == "-b") o.min_bytes = parse_bytes(a, v);
     else if (a == "-e") o.max_bytes = parse_bytes(a, v);
     else if (a == "-f") {
@@ -362,8 +297,10 @@ Options parse(int argc, char** argv) {
 }
 
 }  // namespace
+}  // namespace ceiling
 
 int main(int argc, char** argv) {
+  using namespace ceiling;
   const Options o = parse(argc, argv);
   const int n = o.np;
   const size_t page = size_t(sysconf(_SC_PAGESIZE));
@@ -413,7 +350,8 @@ int main(int argc, char** argv) {
 #endif
         for (size_t off = header; off < total; off += page)  // a write fault that keeps the data
           __atomic_fetch_add(static_cast<char*>(base) + off, 0, __ATOMIC_RELAXED);
-      _exit(run_rank(r, o, *sh, L, max_count, spinner));
+      _exit(o.collective == Collective::kAllReduce ? run_all_reduce_rank(r, o, *sh, L, max_count, spinner)
+                                                   : run_copy_rank(r, o, *sh, L, max_count, spinner));
     }
     pids.push_back(pid);
   }

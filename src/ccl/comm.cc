@@ -177,7 +177,7 @@ Status Comm::connect(const JobId& job) {
     const bool pulls = reads_memory_of(p, rank_);
     links_.push_back(std::make_unique<ShmLink>(peer_segments_[p]->fifo_from(slot(rank_)),
                                                own_segment_->fifo_from(slot(p)), pid_t(std::stol(peers[p]["pid"])),
-                                               pulls ? pull_min_bytes(oversubscribed_) : 0));
+                                               pulls));
     link_table_[p] = links_.back().get();
     shm_peers += " " + std::to_string(p);
     cma_peers += pulls ? 1 : 0;

@@ -125,7 +125,7 @@ TEST(ShmLink, PulledSendsArriveIntactByEitherReadingPath) {
   constexpr size_t kFifo = 16 << 10;
   std::vector<std::byte> a_to_b(kFifoHeader + kFifo), b_to_a(kFifoHeader + kFifo);
   ByteFifo ab(a_to_b.data(), kFifo, true), ba(b_to_a.data(), kFifo, true);
-  ShmLink a(ab, ba, getpid(), kZeroCopyMinBytes), b(ba, ab, getpid());
+  ShmLink a(ab, ba, getpid(), true), b(ba, ab, getpid());
   std::mt19937 rng(13);
   const size_t total = 16 << 20;
   std::vector<std::byte> sent(total), received(total);
@@ -135,7 +135,7 @@ TEST(ShmLink, PulledSendsArriveIntactByEitherReadingPath) {
   while (got < total) {
     if (offered == end && end < total) {  // the next message: large ones pulled, small ones copied
       pull = rng() % 2;
-      size_t bytes = pull ? std::uniform_int_distribution<size_t>(kZeroCopyMinBytes, 600000)(rng)
+      size_t bytes = pull ? std::uniform_int_distribution<size_t>(kPullMinBytes, 600000)(rng)
                           : std::uniform_int_distribution<size_t>(1, 9000)(rng);
       end = std::min(total, offered + bytes);
       pulled += pull ? end - offered : 0;
@@ -163,7 +163,7 @@ TEST(ShmLink, APulledSendOfUnmappedMemoryFailsTheLink) {
   constexpr size_t kFifo = 16 << 10;
   std::vector<std::byte> a_to_b(kFifoHeader + kFifo), b_to_a(kFifoHeader + kFifo);
   ByteFifo ab(a_to_b.data(), kFifo, true), ba(b_to_a.data(), kFifo, true);
-  ShmLink a(ab, ba, getpid(), kZeroCopyMinBytes), b(ba, ab, getpid());
+  ShmLink a(ab, ba, getpid(), true), b(ba, ab, getpid());
   const size_t bytes = 1 << 20;
   std::vector<std::byte> dst(bytes);
   // Reserved but inaccessible, and kept so for the test: nothing else can land there.

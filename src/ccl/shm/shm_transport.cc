@@ -36,8 +36,6 @@ size_t default_fifo_bytes(int local_ranks) {
   return bytes;
 }
 
-size_t pull_min_bytes(bool ranks_share_cores) { return ranks_share_cores ? 32 << 10 : 64 << 10; }
-
 Result<std::unique_ptr<ShmSegment>> ShmSegment::create(int ranks, size_t fifo_bytes) {
   std::unique_ptr<ShmSegment> s(new ShmSegment);
   // A random name: unguessable, so no other job can open it by accident.
@@ -152,7 +150,7 @@ size_t ShmLink::send(const std::byte* data, size_t bytes, bool pulled) {
       Framed<Descriptor> f{{kDescriptorFrame, 0}, {reg->id, reg->offset, bytes}};
       return post(&f, sizeof f, bytes);
     }
-    if (pulled && pull_min_bytes_ > 0 && bytes >= pull_min_bytes_) {
+    if (pulled && peer_reads_our_memory_ && bytes >= kPullMinBytes) {
       Framed<RemoteSpan> f{{kRemoteFrame, 0}, {uint64_t(reinterpret_cast<uintptr_t>(data)), bytes}};
       return post(&f, sizeof f, bytes);
     }

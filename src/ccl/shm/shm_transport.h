@@ -27,11 +27,11 @@ size_t default_fifo_bytes(int local_ranks);
 
 // Sends the receiver only copies go by descriptor, for it to copy them out of the
 // sender itself (cross-memory attach), from this size. Below it the FIFO's two copies,
-// made side by side by two ranks on two cores, beat one kernel copy and its system call
-// (measured, 2 ranks, all-to-all: 32 KiB blocks 1.5x faster through the FIFO, 64 KiB
-// ones 1.1x slower). When ranks share cores the sender's copy waits for a core and the
-// pull wins sooner (4 ranks on 2 cores: 32 KiB blocks 1.2x faster pulled).
-size_t pull_min_bytes(bool ranks_share_cores);
+// made side by side by the two ends, beat one kernel copy and its system call. Measured
+// in one launch, two communicators alternating: 2 ranks, 16 KiB blocks 1.2x faster
+// through the FIFO, 32 KiB ones 1.1-1.2x faster pulled; 4 ranks on 2 cores level at
+// 32 KiB.
+inline constexpr size_t kPullMinBytes = 32 << 10;
 
 class ShmSegment {
  public:
@@ -65,10 +65,10 @@ class ShmSegment {
 // of waiting for the executor's timeout.
 class ShmLink final : public Link {
  public:
-  // Sends the receiver only copies (send_pulled) of at least `pull_min_bytes` of plain
-  // memory go by descriptor, for the peer to read itself (it can: probed); 0: never.
-  ShmLink(ByteFifo out, ByteFifo in, pid_t peer_pid, size_t pull_min_bytes = 0)
-      : out_(out), in_(in), peer_pid_(peer_pid), pull_min_bytes_(pull_min_bytes) {}
+  // `peer_reads_our_memory` (probed): sends the receiver only copies (send_pulled) of
+  // kPullMinBytes or more of plain memory go by descriptor, for the peer to read itself.
+  ShmLink(ByteFifo out, ByteFifo in, pid_t peer_pid, bool peer_reads_our_memory = false)
+      : out_(out), in_(in), peer_pid_(peer_pid), peer_reads_our_memory_(peer_reads_our_memory) {}
   size_t send_some(const std::byte* data, size_t bytes) override { return send(data, bytes, false); }
   size_t send_copy(const std::byte* data, size_t bytes) override;
   size_t send_pulled(const std::byte* data, size_t bytes) override { return send(data, bytes, true); }
@@ -91,7 +91,7 @@ class ShmLink final : public Link {
 
   ByteFifo out_, in_;
   pid_t peer_pid_;
-  size_t pull_min_bytes_;
+  bool peer_reads_our_memory_;
   // Sending: the descriptor the peer is reading, if any.
   uint64_t posted_bytes_ = 0, posted_returned_ = 0, ack_base_ = 0;
   std::byte* reserved_ = nullptr;  // the header slot of the frame reserve() set up
