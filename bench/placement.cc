@@ -14,8 +14,6 @@
 // and a slow spell of the machine hits every placement alike. Prints, per collective and
 // size, the median out-of-place busbw (GB/s) of the rounds at every placement, and
 // slowest / fastest.
-#include <sys/wait.h>
-#include <unistd.h>
 #include <xccl/xccl.h>
 
 #include <algorithm>
@@ -23,11 +21,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "ccl/launch.h"
+#include "local_job.h"
 
 namespace {
 
@@ -51,24 +51,15 @@ constexpr size_t kNumPlaces = std::size(kPlaces);
   std::exit(2);
 }
 
-size_t parse_bytes(const char* s) {
-  char* end = nullptr;
-  double v = std::strtod(s, &end);
-  std::string unit = end;
-  double mult = unit.empty() ? 1 : unit == "K" ? 1 << 10 : unit == "M" ? 1 << 20 : unit == "G" ? double(1 << 30) : -1;
-  if (end == s || mult < 0 || v <= 0) usage(std::string("\"") + s + "\" is not a size like 64K or 16M");
-  return size_t(v * mult);
+size_t size_arg(const char* s) {
+  if (std::optional<size_t> v = bench::parse_size(s)) return *v;
+  usage(std::string("\"") + s + "\" is not a size like 64K or 16M");
 }
 
-Collective parse_collective(const std::string& s) {
-  if (s == "all_reduce") return Collective::kAllReduce;
-  if (s == "all_gather") return Collective::kAllGather;
-  if (s == "reduce_scatter") return Collective::kReduceScatter;
-  if (s == "alltoall") return Collective::kAllToAll;
+Collective collective_arg(const std::string& s) {
+  if (std::optional<Collective> c = bench::parse_collective(s)) return *c;
   usage("\"" + s + "\" is not all_reduce, all_gather, reduce_scatter or alltoall");
 }
-
-double bus_factor(Collective c, int n) { return c == Collective::kAllReduce ? 2.0 * (n - 1) / n : double(n - 1) / n; }
 
 // Room for `bytes` at any page offset: page-aligned, from malloc-like memory or xcclMemAlloc.
 class Block {
@@ -101,7 +92,7 @@ int run_rank(const Options& o, xcclComm_t comm, int rank) {
     std::printf("# placement: %d ranks, float, %d rounds of %d timed calls (after %d warm-up) per placement, %s buffers;"
                 " median out-of-place busbw (GB/s)\n", n, o.rounds, o.iters, o.warmup, o.registered ? "registered" : "plain");
   for (const std::string& name : o.collectives) {
-    const Collective c = parse_collective(name);
+    const Collective c = collective_arg(name);
     const bool scaled = c != Collective::kAllReduce;
     if (rank == 0) {
       std::printf("\n### %s, %d ranks\n\n| size |", name.c_str(), n);
@@ -132,7 +123,7 @@ int run_rank(const Options& o, xcclComm_t comm, int rank) {
             if (launch_collective(a, in, out, comm) != xcclSuccess) return 1;
           t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / o.iters;
           if (xcclAllReduce(&t, &t, 1, xcclFloat64, xcclMax, comm) != xcclSuccess) return 1;  // the slowest rank's
-          busbw[p].push_back(double(bytes) / t / 1e9 * bus_factor(c, n));
+          busbw[p].push_back(double(bytes) / t / 1e9 * bench::bus_factor(c, n));
         }
       if (rank != 0) continue;
       std::printf("| %zu KiB |", bytes >> 10);
@@ -159,8 +150,8 @@ int main(int argc, char** argv) {
     if (i + 1 >= argc) usage(a + " needs a value");
     const char* v = argv[++i];
     if (a == "--np") o.np = std::atoi(v);
-    else if (a == "-b") o.min_bytes = parse_bytes(v);
-    else if (a == "-e") o.max_bytes = parse_bytes(v);
+    else if (a == "-b") o.min_bytes = size_arg(v);
+    else if (a == "-e") o.max_bytes = size_arg(v);
     else if (a == "-f") o.factor = std::atof(v);
     else if (a == "-n") o.iters = std::atoi(v);
     else if (a == "-w") o.warmup = std::atoi(v);
@@ -169,50 +160,23 @@ int main(int argc, char** argv) {
     else if (a == "--collectives") {
       o.collectives.clear();
       std::stringstream list(v);
-      for (std::string c; std::getline(list, c, ',');) o.collectives.push_back((parse_collective(c), c));
+      for (std::string c; std::getline(list, c, ',');) o.collectives.push_back((collective_arg(c), c));
     } else {
       usage("unknown option " + a);
     }
   }
   if (o.np < 2 || o.iters < 1 || o.warmup < 0 || o.rounds < 1 || o.factor <= 1 || o.min_bytes > o.max_bytes)
     usage("need --np >= 2, -n >= 1, -w >= 0, --rounds >= 1, -f > 1, -b <= -e");
-  // Fork the ranks first, then make the id (its root is a thread) and hand it down pipes.
-  std::vector<int> pipes;
-  std::vector<pid_t> pids;
-  for (int r = 0; r < o.np; ++r) {
-    int fds[2];
-    if (::pipe(fds) != 0) usage("pipe failed");
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      ::close(fds[1]);
-      xcclUniqueId id{};
-      if (::read(fds[0], &id, sizeof id) != ssize_t(sizeof id)) ::_exit(3);
-      xcclComm_t comm = nullptr;
-      if (xcclCommInitRank(&comm, o.np, id, r) != xcclSuccess) {
-        std::fprintf(stderr, "placement: rank %d: %s\n", r, xcclGetLastError());
-        ::_exit(1);
-      }
-      int rc = run_rank(o, comm, r);
-      if (rc) std::fprintf(stderr, "placement: rank %d: %s\n", r, xcclGetLastError());
-      xcclCommDestroy(comm);
-      std::fflush(stdout);
-      ::_exit(rc);
+  int failed = bench::run_local_job(o.np, 1, [&](const std::vector<xcclUniqueId>& ids, int r) {
+    xcclComm_t comm = nullptr;
+    if (xcclCommInitRank(&comm, o.np, ids[0], r) != xcclSuccess) {
+      std::fprintf(stderr, "placement: rank %d: %s\n", r, xcclGetLastError());
+      return 1;
     }
-    ::close(fds[0]);
-    pipes.push_back(fds[1]);
-    pids.push_back(pid);
-  }
-  xcclUniqueId id{};
-  if (xcclGetUniqueId(&id) != xcclSuccess) usage(std::string("cannot start the bootstrap: ") + xcclGetLastError());
-  for (int fd : pipes) {
-    (void)!::write(fd, &id, sizeof id);
-    ::close(fd);
-  }
-  int failed = 0;
-  for (pid_t p : pids) {
-    int status = 0;
-    ::waitpid(p, &status, 0);
-    failed += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-  }
+    int rc = run_rank(o, comm, r);
+    if (rc) std::fprintf(stderr, "placement: rank %d: %s\n", r, xcclGetLastError());
+    xcclCommDestroy(comm);
+    return rc;
+  });
   return failed ? 1 : 0;
 }

@@ -3,6 +3,7 @@
 //   xccl-perf [all_reduce|all_gather|reduce_scatter|alltoall|broadcast|reduce]
 //             [-b MIN] [-e MAX] [-f FACTOR | -i STEP] [-n ITERS] [-w WARMUP] [-c 0|1]
 //             [-o sum|prod|min|max|avg] [-d TYPE] [-r ROOT] [--np N]
+//             [-R 0|1] [--send-offset BYTES] [--recv-offset BYTES]
 //
 // With --np N it launches N local ranks itself (hosting the bootstrap root); under
 // torchrun, mpirun or srun it runs as one rank of the launcher's job.
@@ -293,8 +294,10 @@ int main(int argc, char** argv) {
   app.add_option("-r,--root", o.root, "root of broadcast and reduce")->capture_default_str();
   app.add_option("-R,--registered", o.registered, "1: buffers from xcclMemAlloc (read in place on shared memory)")
       ->capture_default_str();
-  app.add_option("--send-offset", o.send_offset, "place the send buffer this many bytes past a page boundary (0-4095)");
-  app.add_option("--recv-offset", o.recv_offset, "place the receive buffer this many bytes past a page boundary (0-4095)");
+  app.add_option("--send-offset", o.send_offset, "place the send buffer this many bytes past a page boundary")
+      ->check(CLI::Range(0, 4095));
+  app.add_option("--recv-offset", o.recv_offset, "place the receive buffer this many bytes past a page boundary")
+      ->check(CLI::Range(0, 4095));
   app.add_option("--np", o.np, "launch this many local ranks (else run as one rank of torchrun/mpirun/srun)");
   CLI11_PARSE(app, argc, argv);
   try {  // validate before launching anything

@@ -84,7 +84,7 @@ Status Comm::tune() {
   if (!forced) return forced.error();
   forced_ = std::move(forced).value();
   CalibrationContext c{rank_, &layout_, link_table_, &executor_, bootstrap_.get(),
-                       ExecOptions{settings_.timeout, &cancel_, oversubscribed_},
+                       ExecOptions{settings_.timeout, &cancel_, oversubscribed_, spread_.get()},
                        net::Clock::now() + settings_.init_timeout};
   Result<CostModel> model = calibrate(c);
   if (!model) return model.error();
@@ -186,6 +186,11 @@ Status Comm::connect(const JobId& job) {
       !st)
     return st;
   all_links_in_memory_ = std::all_of(link_table_.begin(), link_table_.end(), [](Link* l) { return !l || l->in_memory(); });
+  if (use_shm && settings_.cpu_spread) {
+    std::vector<std::atomic<int32_t>*> cpus;
+    for (int p : local) cpus.push_back(p == rank_ ? &own_segment_->header().cpu : &peer_segments_[p]->header().cpu);
+    spread_ = std::make_unique<CpuSpread>(std::move(cpus), slot(rank_), rank_);
+  }
   // Every rank has mapped every segment it needs: the names can go.
   if (Status st = bootstrap_->barrier(deadline); !st) return st;
   if (own_segment_) own_segment_->unlink();
@@ -362,7 +367,7 @@ const Plan& Comm::plan_for(const CollectiveArgs& a) {
 }
 
 Status Comm::run(Operation& op) {
-  ExecOptions options{settings_.timeout, &cancel_, oversubscribed_};
+  ExecOptions options{settings_.timeout, &cancel_, oversubscribed_, spread_.get()};
   if (!op.group.empty()) {  // point to point: bytes, one user buffer per entry
     Schedule s;
     s.algorithm = "p2p";

@@ -17,6 +17,7 @@
 #include "ccl/bootstrap/bootstrap.h"
 #include "ccl/executor.h"
 #include "ccl/settings.h"
+#include "ccl/shm/cpu_spread.h"
 #include "ccl/shm/shm_transport.h"
 #include "ccl/tcp/tcp_transport.h"
 #include "ccl/tuner.h"
@@ -89,6 +90,7 @@ class Comm {
   std::unique_ptr<BootstrapRoot> root_;
   std::unique_ptr<BootstrapClient> bootstrap_;
   std::unique_ptr<ShmSegment> own_segment_;
+  std::unique_ptr<CpuSpread> spread_;  // the host's ranks move off a shared CPU
   std::vector<std::unique_ptr<ShmSegment>> peer_segments_;
   std::vector<std::unique_ptr<Link>> links_;
   std::vector<TcpLink*> tcp_links_;  // for per-rail byte counts

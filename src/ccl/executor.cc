@@ -177,7 +177,8 @@ bool Executor::finish_relay(uint32_t i) {
   return true;
 }
 
-void Executor::wait_for_peers(const Plan& plan) {
+void Executor::wait_for_peers(const Plan& plan, WaitObserver* observer) {
+  if (observer) observer->waiting();
   // Every pending link a socket: sleep until one is ready (1 ms at most, for copies
   // and cancellation), giving the core to ranks that have work. Else just yield.
   poll_fds_.clear();
@@ -249,7 +250,7 @@ Status Executor::run(const Plan& plan, const CollectiveArgs& args, const ExecBuf
     // Nothing to do until a peer moves: spin briefly (the peer is usually on another
     // core), then give the core away; at once when ranks outnumber cores.
     ++idle;
-    if (options.yield_at_once || idle > 256) wait_for_peers(plan);
+    if (options.yield_at_once || idle > 256) wait_for_peers(plan, options.on_wait);
     if (options.cancel && options.cancel->load(std::memory_order_relaxed)) return Error{"aborted"};
     if ((idle & 255) != 0) continue;
     auto now = std::chrono::steady_clock::now();

@@ -34,10 +34,19 @@ struct ExecBuffers {
 // (measured: two-shot all-reduce 1.2-1.6x at 16-64 MiB, neutral at 2-8 MiB).
 inline constexpr size_t kStreamOutputMinBytes = 8 << 20;
 
+// Told when the rank has had nothing to do for a while and is about to give its core
+// away (e.g. to check where it runs: shm/cpu_spread.h).
+class WaitObserver {
+ public:
+  virtual ~WaitObserver() = default;
+  virtual void waiting() = 0;
+};
+
 struct ExecOptions {
   std::chrono::milliseconds timeout{30000};
   const std::atomic<bool>* cancel = nullptr;  // set by another thread: stop with an error
   bool yield_at_once = false;  // more ranks than cores here: never spin, give the core away
+  WaitObserver* on_wait = nullptr;
 };
 
 class Plan {
@@ -73,7 +82,7 @@ class Executor {
   bool recv(Link& link, uint32_t step);
   bool relay(uint32_t step);
   bool finish_relay(uint32_t step);
-  void wait_for_peers(const Plan& plan);
+  void wait_for_peers(const Plan& plan, WaitObserver* observer);
   bool is_relay(uint32_t step) const {
     StepKind k = plan_->schedule_.steps[step].kind;
     return k == StepKind::kRecvReduceSend || k == StepKind::kRecvCopySend;

@@ -18,6 +18,7 @@ struct Settings {
   size_t shm_fifo_bytes = 0;                           // XCCL_SHM_FIFO_BYTES: per peer, power of two; 0 = by ranks (shm_transport.h)
   bool shm_disable = false;                            // XCCL_SHM_DISABLE=1: sockets even on one host
   bool shm_cma = true;                                 // XCCL_SHM_CMA=0: no cross-memory reads of plain buffers
+  bool cpu_spread = true;                              // XCCL_CPU_SPREAD=0: ranks sharing a CPU stay put
   std::string rails;                                   // XCCL_RAILS: addr[@gbps],... one per NIC
   size_t tcp_stripe_bytes = 256 << 10;                 // XCCL_TCP_STRIPE_BYTES: unit of striping over rails
   std::string algorithms;                              // XCCL_ALGO: forced choices (tuner.h)

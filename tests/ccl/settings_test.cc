@@ -25,7 +25,8 @@ class Env {
     for (const char* k : {"XCCL_RANK", "XCCL_WORLD_SIZE", "XCCL_LOCAL_RANK", "RANK", "WORLD_SIZE", "LOCAL_RANK",
                           "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_PROCID",
                           "SLURM_NTASKS", "SLURM_LOCALID", "MASTER_ADDR", "MASTER_PORT", "XCCL_MASTER_ADDR",
-                          "XCCL_MASTER_PORT", "XCCL_SECRET", "XCCL_SECRET_FILE", "XCCL_TIMEOUT_MS", "XCCL_SHM_FIFO_BYTES"})
+                          "XCCL_MASTER_PORT", "XCCL_SECRET", "XCCL_SECRET_FILE", "XCCL_TIMEOUT_MS", "XCCL_SHM_FIFO_BYTES",
+                          "XCCL_SHM_CMA", "XCCL_CPU_SPREAD"})
       unsetenv(k);
   }
 };
@@ -104,8 +105,22 @@ TEST(Settings, MalformedValuesNameTheVariable) {
     ASSERT_FALSE(s.ok());
     EXPECT_NE(s.error().message.find("XCCL_SHM_FIFO_BYTES=2048"), std::string::npos) << s.error().message;
   }
+  for (const char* name : {"XCCL_SHM_CMA", "XCCL_CPU_SPREAD"}) {  // switches: 0 or 1, nothing else
+    Env e{{name, "yes"}};
+    Result<Settings> s = settings_from_environment();
+    ASSERT_FALSE(s.ok()) << name;
+    EXPECT_NE(s.error().message.find(std::string(name) + "=yes"), std::string::npos) << s.error().message;
+  }
+  {
+    Env e{{"XCCL_SHM_CMA", "0"}, {"XCCL_CPU_SPREAD", "0"}};
+    Settings s = settings_from_environment().value();
+    EXPECT_FALSE(s.shm_cma);
+    EXPECT_FALSE(s.cpu_spread);
+  }
   Env e{};
-  EXPECT_TRUE(settings_from_environment().ok());
+  Settings defaults = settings_from_environment().value();
+  EXPECT_TRUE(defaults.shm_cma);
+  EXPECT_TRUE(defaults.cpu_spread);
 }
 
 }  // namespace

@@ -17,6 +17,10 @@ namespace xm::ccl {
 namespace {
 
 size_t slot_bytes(size_t fifo_bytes) { return kFifoHeader + fifo_bytes; }
+// The segment: a line of its owner's state (SegmentHeader), then one FIFO per local rank.
+constexpr size_t kSegmentHeader = 64;
+static_assert(sizeof(SegmentHeader) <= kSegmentHeader);
+size_t segment_bytes(int ranks, size_t fifo_bytes) { return kSegmentHeader + slot_bytes(fifo_bytes) * size_t(ranks); }
 
 Result<void*> map(int fd, size_t bytes, const std::string& name) {
   // MAP_POPULATE: fault every page in now, not one by one on the data path (this VM
@@ -40,7 +44,7 @@ Result<std::unique_ptr<ShmSegment>> ShmSegment::create(int ranks, size_t fifo_by
   std::unique_ptr<ShmSegment> s(new ShmSegment);
   // A random name: unguessable, so no other job can open it by accident.
   s->name_ = "/xccl-" + net::to_hex(net::random_secret()).substr(0, 24);
-  s->bytes_ = slot_bytes(fifo_bytes) * size_t(ranks);
+  s->bytes_ = segment_bytes(ranks, fifo_bytes);
   s->fifo_bytes_ = fifo_bytes;
   int fd = ::shm_open(s->name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0) return Error{"shm_open " + s->name_ + ": " + std::strerror(errno)};
@@ -53,15 +57,15 @@ Result<std::unique_ptr<ShmSegment>> ShmSegment::create(int ranks, size_t fifo_by
   ::close(fd);
   if (!p) return p.error();
   s->base_ = *p;
-  for (int r = 0; r < ranks; ++r)  // headers constructed once, by the owner
-    ByteFifo(static_cast<std::byte*>(s->base_) + slot_bytes(fifo_bytes) * r, fifo_bytes, true);
+  new (s->base_) SegmentHeader;  // headers constructed once, by the owner
+  for (int r = 0; r < ranks; ++r) ByteFifo(s->fifo_memory(r), fifo_bytes, true);
   return s;
 }
 
 Result<std::unique_ptr<ShmSegment>> ShmSegment::open(const std::string& name, int ranks, size_t fifo_bytes) {
   std::unique_ptr<ShmSegment> s(new ShmSegment);
   s->name_ = name;
-  s->bytes_ = slot_bytes(fifo_bytes) * size_t(ranks);
+  s->bytes_ = segment_bytes(ranks, fifo_bytes);
   s->fifo_bytes_ = fifo_bytes;
   int fd = ::shm_open(name.c_str(), O_RDWR, 0600);
   if (fd < 0) return Error{"shm_open " + name + ": " + std::strerror(errno)};
@@ -87,9 +91,11 @@ void ShmSegment::unlink() {
   linked_ = false;
 }
 
-ByteFifo ShmSegment::fifo_from(int from) const {
-  return ByteFifo(static_cast<std::byte*>(base_) + slot_bytes(fifo_bytes_) * size_t(from), fifo_bytes_, false);
+std::byte* ShmSegment::fifo_memory(int from) const {
+  return static_cast<std::byte*>(base_) + kSegmentHeader + slot_bytes(fifo_bytes_) * size_t(from);
 }
+
+ByteFifo ShmSegment::fifo_from(int from) const { return ByteFifo(fifo_memory(from), fifo_bytes_, false); }
 
 namespace {
 

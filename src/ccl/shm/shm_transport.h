@@ -5,7 +5,9 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,6 +35,11 @@ size_t default_fifo_bytes(int local_ranks);
 // 32 KiB.
 inline constexpr size_t kPullMinBytes = 32 << 10;
 
+// What a segment's owner publishes to the ranks that map it, at the segment's start.
+struct SegmentHeader {
+  std::atomic<int32_t> cpu{-1};  // the CPU the owner last waited on (cpu_spread.h)
+};
+
 class ShmSegment {
  public:
   // Creates this rank's segment for `ranks` incoming FIFOs of `fifo_bytes` (a power of two).
@@ -46,9 +53,11 @@ class ShmSegment {
   void unlink();
   // The FIFO that carries bytes from rank `from` into this segment's owner.
   ByteFifo fifo_from(int from) const;
+  SegmentHeader& header() const { return *static_cast<SegmentHeader*>(base_); }
 
  private:
   ShmSegment() = default;
+  std::byte* fifo_memory(int from) const;
   std::string name_;
   void* base_ = nullptr;
   size_t bytes_ = 0, fifo_bytes_ = 0;

@@ -1,0 +1,83 @@
+// CpuSpread: a rank that shares its CPU with another of the host's ranks while a CPU it
+// may run on has none moves there, once the crowding has lasted, and keeps its own
+// affinity mask; the lower-numbered rank, and ranks already spread, stay.
+#include "ccl/shm/cpu_spread.h"
+
+#include <gtest/gtest.h>
+#include <sched.h>
+
+#include <chrono>
+#include <thread>
+
+namespace xm::ccl {
+namespace {
+
+// Calls waiting() for `ms` milliseconds, with `peer` publishing the CPU this thread is on
+// when `crowd` (the other local rank sits on our CPU), else another one.
+int wait_for(CpuSpread& s, std::atomic<int32_t>& peer, bool crowd, int ms) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (std::chrono::steady_clock::now() < end) {
+    int here = sched_getcpu();
+    peer.store(crowd ? here : here ^ 1);
+    s.waiting();
+  }
+  return s.moves();
+}
+
+cpu_set_t affinity() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  EXPECT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  return set;
+}
+
+TEST(CpuSpread, TheHigherRankLeavesACrowdedCpuAndKeepsItsMask) {
+  cpu_set_t before = affinity();
+  ASSERT_GE(CPU_COUNT(&before), 2) << "needs two CPUs";
+  std::atomic<int32_t> peer{-1}, self{-1};
+  CpuSpread s({&peer, &self}, 1, 1);  // we are local rank 1, the higher one
+  auto start = std::chrono::steady_clock::now();
+  int from = -1, to = -1;
+  while (s.moves() == 0 && std::chrono::steady_clock::now() - start < std::chrono::milliseconds(100)) {
+    from = sched_getcpu();
+    peer.store(from);  // the other rank sits where we are
+    s.waiting();
+    to = sched_getcpu();
+  }
+  ASSERT_EQ(s.moves(), 1);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(1)) << "not before the crowding lasted";
+  EXPECT_NE(from, to) << "the move took this thread to another CPU";
+  EXPECT_EQ(self.load(), to) << "and published where it went";
+  cpu_set_t after = affinity();
+  EXPECT_TRUE(CPU_EQUAL(&before, &after)) << "the thread's own mask comes back";
+  EXPECT_EQ(wait_for(s, peer, true, 3), 1) << "no second move within 5 ms";
+}
+
+TEST(CpuSpread, TheLowerRankAndSpreadRanksStay) {
+  std::atomic<int32_t> low{-1}, high{-1};
+  CpuSpread lower({&low, &high}, 0, 0);  // we are local rank 0: the other one moves, not us
+  EXPECT_EQ(wait_for(lower, high, true, 10), 0);
+  std::atomic<int32_t> a{-1}, b{-1};
+  CpuSpread spread({&a, &b}, 1, 1);
+  EXPECT_EQ(wait_for(spread, a, false, 10), 0) << "already on different CPUs";
+}
+
+TEST(CpuSpread, ABriefCrowdingIsLeftToTheScheduler) {
+  std::atomic<int32_t> peer{-1}, self{-1};
+  CpuSpread s({&peer, &self}, 1, 1);
+  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(10);
+  bool crowd = false;
+  while (std::chrono::steady_clock::now() < end) {  // crowded for ~0.1 ms at a time, never 1 ms
+    crowd = !crowd;
+    auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
+    while (std::chrono::steady_clock::now() < until) {
+      int here = sched_getcpu();
+      peer.store(crowd ? here : here ^ 1);
+      s.waiting();
+    }
+  }
+  EXPECT_EQ(s.moves(), 0);
+}
+
+}  // namespace
+}  // namespace xm::ccl
