@@ -31,20 +31,9 @@ int run_copy_rank(int r, const Options& o, Shared& sh, const Layout& L, size_t m
   const bool priv = o.private_bufs, all_to_all = o.collective == Collective::kAllToAll;
   int sense = 0;
   auto barrier = [&] { barrier_wait(sh.barrier, n, sense, spinner); };
-  std::vector<float*> mine;  // freed on return
-  auto private_buffer = [&] {
-    auto* p = static_cast<float*>(std::malloc(max_count * sizeof(float)));
-    if (!p) {
-      std::fprintf(stderr, "memory_ceiling: rank %d: malloc of %zu bytes failed\n", r, max_count * sizeof(float));
-      _exit(1);
-    }
-    mine.push_back(p);
-    return p;
-  };
-  float* const in = priv ? private_buffer() : L.in[r];
-  float* const out = priv ? private_buffer() : L.out[r];
-  for (size_t i = 0; i < max_count; ++i) in[i] = input_value(r, i);
-  std::fill(out, out + max_count, 0.0f);
+  RankBuffers buffers(r, priv, L, max_count);
+  float* const in = buffers.in;
+  float* const out = buffers.out;
   ::prctl(PR_SET_PTRACER, PR_SET_PTRACER_ANY, 0, 0, 0);  // for Yama's ptrace_scope 1; else a no-op
   sh.pid[r] = ::getpid();
   sh.input[r] = uint64_t(reinterpret_cast<uintptr_t>(in));
@@ -103,13 +92,7 @@ int run_copy_rank(int r, const Options& o, Shared& sh, const Layout& L, size_t m
       store_fence(stream);
       barrier();
     };
-    auto timed = [&](auto&& op) {
-      for (int i = 0; i < o.warmup; ++i) op();
-      barrier();
-      auto t0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < o.iters; ++i) op();
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / o.iters;
-    };
+    auto timed = [&](auto&& op) { return time_calls(o, op, barrier); };
     // One call on a poisoned output: the first, middle and last element of every block.
     auto check = [&](auto&& op) {
       std::fill(out, out + size_t(n) * block, -1.0f);
@@ -149,7 +132,6 @@ int run_copy_rank(int r, const Options& o, Shared& sh, const Layout& L, size_t m
   barrier();
   if (r == 0) std::printf("# Out of bounds values : %lld %s\n#\n", sh.wrong.load(), sh.wrong ? "FAILED" : "OK");
   std::fflush(stdout);
-  for (float* p : mine) std::free(p);
   return sh.wrong ? 1 : 0;
 }
 

@@ -132,23 +132,9 @@ int run_all_reduce_rank(int r, const Options& o, Shared& sh, const Layout& L, si
   const bool priv = o.private_bufs;
   int sense = 0;
   auto barrier = [&] { barrier_wait(sh.barrier, n, sense, spinner); };
-  // Private buffers come from malloc after fork, as a caller's would, and are touched here so
-  // that no page fault lands in the timed loop. malloc's 16-byte alignment suffices for the
-  // streaming stores, since slices start on multiples of 64 bytes.
-  std::vector<float*> mine;  // freed on return
-  auto private_buffer = [&] {
-    auto* p = static_cast<float*>(std::malloc(max_count * sizeof(float)));
-    if (!p) {
-      std::fprintf(stderr, "memory_ceiling: rank %d: malloc of %zu bytes failed\n", r, max_count * sizeof(float));
-      _exit(1);
-    }
-    mine.push_back(p);
-    return p;
-  };
-  float* const in = priv ? private_buffer() : L.in[r];
-  float* const out = priv ? private_buffer() : L.out[r];
-  for (size_t i = 0; i < max_count; ++i) in[i] = input_value(r, i);
-  std::fill(out, out + max_count, 0.0f);
+  RankBuffers buffers(r, priv, L, max_count);
+  float* const in = buffers.in;
+  float* const out = buffers.out;
   // Phase 1 only ever rewrites a staging slice with the input's values, so after this copy each
   // staging buffer always holds its rank's whole input: the copy test below can read it.
   if (priv) std::memcpy(L.stage[r], in, max_count * sizeof(float));
@@ -204,15 +190,7 @@ int run_all_reduce_rank(int r, const Options& o, Shared& sh, const Layout& L, si
       std::memcpy(out, peer_in[(r + 1) % n], count * sizeof(float));
       barrier();
     };
-    // Time `iters` calls on rank 0 between barriers; every call ends in a barrier, so the
-    // slowest rank sets the pace.
-    auto timed = [&](auto&& op) {
-      for (int i = 0; i < o.warmup; ++i) op();
-      barrier();
-      auto t0 = std::chrono::steady_clock::now();
-      for (int i = 0; i < o.iters; ++i) op();
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / o.iters;
-    };
+    auto timed = [&](auto&& op) { return time_calls(o, op, barrier); };
     // Check one call on a poisoned output: the first, middle and last element of every slice.
     // An all-reduce check also poisons the shared slices this rank writes, so a phase that
     // stores nothing cannot pass on the previous call's data.
@@ -254,7 +232,6 @@ int run_all_reduce_rank(int r, const Options& o, Shared& sh, const Layout& L, si
   barrier();  // every rank has added its wrong count
   if (r == 0) std::printf("# Out of bounds values : %lld %s\n#\n", sh.wrong.load(), sh.wrong ? "FAILED" : "OK");
   std::fflush(stdout);
-  for (float* p : mine) std::free(p);
   return sh.wrong ? 1 : 0;
 }
 

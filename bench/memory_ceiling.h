@@ -10,8 +10,12 @@
 #include <immintrin.h>
 #endif
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -112,6 +116,49 @@ inline void store_fence(bool stream) {
 
 // Rank r's input holds r + 1 + i % 8: exact in float, and a misplaced slice shows up.
 inline float input_value(int r, size_t i) { return float(r + 1 + int(i % 8)); }
+
+// Rank r's input (holding input_value) and output (zeros): with --private its own malloc'd
+// memory, allocated after fork as a caller's would be, and touched here so that no page
+// fault lands in a timed loop (malloc's 16-byte alignment suffices for the streaming
+// stores, which start on lines); else its buffers in the shared region.
+class RankBuffers {
+ public:
+  RankBuffers(int r, bool private_bufs, const Layout& L, size_t count) : owned_(private_bufs) {
+    in = owned_ ? allocate(r, count) : L.in[size_t(r)];
+    out = owned_ ? allocate(r, count) : L.out[size_t(r)];
+    for (size_t i = 0; i < count; ++i) in[i] = input_value(r, i);
+    std::fill(out, out + count, 0.0f);
+  }
+  ~RankBuffers() {
+    if (owned_) std::free(in), std::free(out);
+  }
+  RankBuffers(const RankBuffers&) = delete;
+  RankBuffers& operator=(const RankBuffers&) = delete;
+  float* in = nullptr;
+  float* out = nullptr;
+
+ private:
+  static float* allocate(int r, size_t count) {
+    auto* p = static_cast<float*>(std::malloc(count * sizeof(float)));
+    if (!p) {
+      std::fprintf(stderr, "memory_ceiling: rank %d: malloc of %zu bytes failed\n", r, count * sizeof(float));
+      std::_Exit(1);
+    }
+    return p;
+  }
+  bool owned_;
+};
+
+// Seconds per call of op() over o.iters calls after o.warmup, timed on this rank between
+// barriers; every call ends in a barrier, so the slowest rank sets the pace.
+template <typename Op, typename BarrierFn>
+double time_calls(const Options& o, Op&& op, BarrierFn&& barrier) {
+  for (int i = 0; i < o.warmup; ++i) op();
+  barrier();
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < o.iters; ++i) op();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / o.iters;
+}
 
 // One rank's whole sweep; rank 0 prints. Return the process exit code.
 int run_all_reduce_rank(int r, const Options& o, Shared& sh, const Layout& L, size_t max_count, const Spinner& spinner);

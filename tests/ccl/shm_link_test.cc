@@ -25,11 +25,21 @@
 namespace xm::ccl {
 namespace {
 
+// Two ends of a link in this process ("the peer" is this process too), over FIFOs of 16
+// KiB, small enough to wrap hundreds of times; `a` may send by reference when `pulls`.
+struct LinkPair {
+  static constexpr size_t kFifo = 16 << 10;
+  explicit LinkPair(bool pulls)
+      : a_to_b(kFifoHeader + kFifo), b_to_a(kFifoHeader + kFifo), ab(a_to_b.data(), kFifo, true),
+        ba(b_to_a.data(), kFifo, true), a(ab, ba, getpid(), pulls), b(ba, ab, getpid()) {}
+  std::vector<std::byte> a_to_b, b_to_a;
+  ByteFifo ab, ba;
+  ShmLink a, b;
+};
+
 TEST(ShmLink, InPlaceAndCopiedFramesKeepTheStreamIntact) {
-  constexpr size_t kFifo = 16 << 10;
-  std::vector<std::byte> a_to_b(kFifoHeader + kFifo), b_to_a(kFifoHeader + kFifo);
-  ByteFifo ab(a_to_b.data(), kFifo, true), ba(b_to_a.data(), kFifo, true);
-  ShmLink a(ab, ba, getpid()), b(ba, ab, getpid());
+  LinkPair pair(false);
+  ShmLink &a = pair.a, &b = pair.b;
 
   std::mt19937 rng(7);
   std::vector<std::byte> sent, received;
@@ -68,10 +78,8 @@ TEST(ShmLink, InPlaceAndCopiedFramesKeepTheStreamIntact) {
 
 // The same with the writer and the reader on two threads, as two ranks run.
 TEST(ShmLink, InPlaceAndCopiedFramesAcrossThreads) {
-  constexpr size_t kFifo = 16 << 10;
-  std::vector<std::byte> a_to_b(kFifoHeader + kFifo), b_to_a(kFifoHeader + kFifo);
-  ByteFifo ab(a_to_b.data(), kFifo, true), ba(b_to_a.data(), kFifo, true);
-  ShmLink a(ab, ba, getpid()), b(ba, ab, getpid());
+  LinkPair pair(false);
+  ShmLink &a = pair.a, &b = pair.b;
   const size_t total = 8 << 20;
   std::vector<std::byte> sent(total);
   std::mt19937 rng(11);
@@ -122,10 +130,8 @@ TEST(ShmLink, InPlaceAndCopiedFramesAcrossThreads) {
 // stream, whether the reader takes them straight into place (receive_into) or through
 // a view (readable, as reductions do); a pulled send completes once it was read.
 TEST(ShmLink, PulledSendsArriveIntactByEitherReadingPath) {
-  constexpr size_t kFifo = 16 << 10;
-  std::vector<std::byte> a_to_b(kFifoHeader + kFifo), b_to_a(kFifoHeader + kFifo);
-  ByteFifo ab(a_to_b.data(), kFifo, true), ba(b_to_a.data(), kFifo, true);
-  ShmLink a(ab, ba, getpid(), true), b(ba, ab, getpid());
+  LinkPair pair(true);
+  ShmLink &a = pair.a, &b = pair.b;
   std::mt19937 rng(13);
   const size_t total = 16 << 20;
   std::vector<std::byte> sent(total), received(total);
@@ -160,10 +166,8 @@ TEST(ShmLink, PulledSendsArriveIntactByEitherReadingPath) {
 // A descriptor of memory the sender cannot read fails the link with the reason; it
 // never crashes the reader or hands it garbage.
 TEST(ShmLink, APulledSendOfUnmappedMemoryFailsTheLink) {
-  constexpr size_t kFifo = 16 << 10;
-  std::vector<std::byte> a_to_b(kFifoHeader + kFifo), b_to_a(kFifoHeader + kFifo);
-  ByteFifo ab(a_to_b.data(), kFifo, true), ba(b_to_a.data(), kFifo, true);
-  ShmLink a(ab, ba, getpid(), true), b(ba, ab, getpid());
+  LinkPair pair(true);
+  ShmLink &a = pair.a, &b = pair.b;
   const size_t bytes = 1 << 20;
   std::vector<std::byte> dst(bytes);
   // Reserved but inaccessible, and kept so for the test: nothing else can land there.
