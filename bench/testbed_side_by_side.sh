@@ -81,8 +81,7 @@ SWEEP=(-b "$SIZES_MIN" -e "$SIZES_MAX" -f "$FACTOR" -n "$ITERS" -w "$WARMUP")
 run() {
   local config=$1 lib=$2 coll=$3 k=$4 mode=$5
   shift 5
-  local before after cmd
-  before=$(counters)
+  local before after cmd attempt
   case $lib in
     gloo)
       rm -rf "$WORK/store" && mkdir "$WORK/store"
@@ -101,10 +100,15 @@ run() {
       cmd=("$XM" testbed run --name "$NAME" --ranks-per-host "$k" --rails "$mode" -- env ${algo:+XCCL_ALGO=$coll:$algo}
            XCCL_DEBUG=INFO XCCL_DEBUG_SUBSYS=COLL "$XCCL" "$coll" "${SWEEP[@]}" -c 1) ;;
   esac
-  if ! "${cmd[@]}" >"$WORK/out" 2>"$WORK/err"; then
+  # Open MPI's launcher now and then fails to reach a daemon in a namespace ("ORTE does
+  # not know how to route a message"): a peer's start-up flake, not a result. Once more.
+  for attempt in 1 2; do
+    before=$(counters)
+    "${cmd[@]}" >"$WORK/out" 2>"$WORK/err" && break
+    [[ $lib == mpi && $attempt == 1 ]] && continue
     tail -n 20 "$WORK/out" "$WORK/err" >&2
     die "failed: ${cmd[*]}"
-  fi
+  done
   after=$(counters)
   read -r s0 n0 <<<"$before"
   read -r s1 n1 <<<"$after"
