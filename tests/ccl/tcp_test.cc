@@ -96,5 +96,35 @@ TEST(TcpTransport, TwoRailsStripedRailAffineAndStrangersRefused) {
   EXPECT_NE(b.status().message().find("closed the connection"), std::string::npos) << b.status().message();
 }
 
+// A hundred silent connections on a rail's port before the peer connects: the peer's
+// connection is taken at once, not after the strangers' 5 s each.
+TEST(TcpTransport, SilentStrangersOnARailDelayNoRank) {
+  net::Secret secret = net::random_secret();
+  std::vector<Rail> rails0 = parse_rails("127.0.0.1", "").value(), rails1 = rails0;
+  auto l0 = listen_on_rails(rails0).value();
+  auto l1 = listen_on_rails(rails1).value();
+  auto deadline = net::Clock::now() + std::chrono::seconds(20);
+  std::vector<net::Fd> silent;
+  for (int i = 0; i < 100; ++i) silent.push_back(net::connect_to({rails0[0].host, rails0[0].port}, deadline).value());
+  auto start = net::Clock::now();
+  std::map<int, std::unique_ptr<TcpLink>> links1;
+  std::thread t1([&] {
+    TcpSetup s{1, rails1, &l1, {{0, rails0}}, secret, deadline, 64 << 10, 1 << 20};
+    auto r = connect_tcp(s);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    links1 = std::move(r).value();
+  });
+  TcpSetup s0{0, rails0, &l0, {{1, rails1}}, secret, deadline, 64 << 10, 1 << 20};
+  auto r0 = connect_tcp(s0);
+  t1.join();
+  ASSERT_TRUE(r0.ok()) << r0.error().message;
+  EXPECT_LT(net::Clock::now() - start, std::chrono::seconds(5)) << "no stranger's handshake deadline was waited for";
+  // And the strangers are closed: the listener and the gate went with the connect phase.
+  for (net::Fd& fd : silent) {
+    char c;
+    EXPECT_FALSE(net::recv_all(fd.get(), &c, 1, deadline).ok());
+  }
+}
+
 }  // namespace
 }  // namespace xm::ccl

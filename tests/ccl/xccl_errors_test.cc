@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <thread>
 
 #include "ccl/bootstrap/bootstrap.h"
 #include "process_world.h"
@@ -101,6 +102,35 @@ TEST(Bootstrap, StrangersAreRefusedAndTheJobStillForms) {
   EXPECT_EQ(*all, (std::vector<std::string>{"from a", "from b"}));
   for (int i = 0; i < 100 && root->refused() < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
   EXPECT_EQ(root->refused(), 3);
+}
+
+TEST(Bootstrap, HundredSilentConnectionsDelayNoRank) {
+  net::Secret secret = net::random_secret();
+  auto root = BootstrapRoot::start("127.0.0.1", 0, secret, std::chrono::seconds(30)).value();
+  JobId job{root->endpoint(), secret};
+  auto soon = net::Clock::now() + std::chrono::seconds(20);
+  // Connected before any rank, saying nothing: each would have held the root for 5 s when
+  // it took one handshake at a time.
+  std::vector<net::Fd> silent;
+  for (int i = 0; i < 100; ++i) silent.push_back(net::connect_to(root->endpoint(), soon).value());
+  constexpr int kRanks = 4;
+  auto start = net::Clock::now();
+  std::vector<std::thread> ranks;
+  std::vector<int> ok(kRanks, 0);
+  for (int r = 0; r < kRanks; ++r)
+    ranks.emplace_back([&, r] {
+      Result<BootstrapClient> c = BootstrapClient::join(job, r, kRanks, soon);
+      ASSERT_TRUE(c.ok()) << c.error().message;
+      Result<std::vector<std::string>> all = c->allgather(std::to_string(r), soon);
+      ASSERT_TRUE(all.ok()) << all.error().message;
+      ok[r] = all->size() == kRanks && (*all)[3] == "3";
+    });
+  for (std::thread& t : ranks) t.join();
+  auto took = net::Clock::now() - start;
+  EXPECT_EQ(ok, std::vector<int>(kRanks, 1));
+  // Joined and exchanged before a single stranger's 5 s ran out.
+  EXPECT_EQ(root->refused(), 0);
+  EXPECT_LT(took, std::chrono::seconds(5));
 }
 
 TEST(XcclProcesses, ADeadRankMakesTheOthersFailWithinTheTimeout) {

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "ccl/log.h"
+#include "ccl/net/gate.h"
 
 namespace xm::ccl {
 namespace {
@@ -15,24 +16,10 @@ namespace {
 constexpr uint32_t kHello = 0x31534258;  // "XBS1"
 constexpr uint32_t kMaxRanks = 1u << 20;
 constexpr uint32_t kMaxBlob = 1u << 20;
-constexpr auto kHandshake = std::chrono::seconds(5);
 
-std::string peer_name(int fd) {
-  sockaddr_storage ss{};
-  socklen_t len = sizeof ss;
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return "?";
-  char host[INET6_ADDRSTRLEN] = "?";
-  uint16_t port = 0;
-  if (ss.ss_family == AF_INET) {
-    auto* in = reinterpret_cast<sockaddr_in*>(&ss);
-    inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
-    port = ntohs(in->sin_port);
-  } else if (ss.ss_family == AF_INET6) {
-    auto* in = reinterpret_cast<sockaddr_in6*>(&ss);
-    inet_ntop(AF_INET6, &in->sin6_addr, host, sizeof host);
-    port = ntohs(in->sin6_port);
-  }
-  return net::Endpoint{host, port}.str();
+// The proof binds the claim: a rank's handshake is worthless for another rank or job size.
+std::string purpose(uint32_t rank, uint32_t ranks) {
+  return "bootstrap/" + std::to_string(rank) + "/" + std::to_string(ranks);
 }
 
 Status send_u32(int fd, uint32_t v, net::Clock::time_point deadline) {
@@ -93,49 +80,61 @@ BootstrapRoot::~BootstrapRoot() {
   if (thread_ && thread_->joinable()) thread_->join();
 }
 
-void BootstrapRoot::serve(std::chrono::milliseconds init_timeout) {
-  const auto init_deadline = net::Clock::now() + init_timeout;
+// Join phase: each connection claims a rank (the hello) and proves it; the gate runs every
+// handshake at once, so strangers cost legitimate ranks nothing. Returns the job's size, or
+// -1 when the root stops or gives up; the gate and any stranger still handshaking go with it.
+int BootstrapRoot::admit_ranks(net::Clock::time_point init_deadline) {
   int ranks = -1, joined = 0;
-  // Join phase: authenticated ranks take their slot; anything else is refused.
+  net::Gate::Rules rules;
+  rules.hello_bytes = 16;
+  rules.max_pending = 256;  // every rank of a large job may connect at once
+  rules.purpose = [&](size_t, std::span<const uint8_t> bytes) -> Result<std::string> {
+    uint32_t hello[4];
+    std::memcpy(hello, bytes.data(), sizeof hello);
+    uint32_t magic = ntohl(hello[0]), rank = ntohl(hello[1]), n = ntohl(hello[2]);
+    if (magic != kHello) return Error{"peer does not speak the xccl bootstrap"};
+    if (n == 0 || n > kMaxRanks || rank >= n || (ranks >= 0 && int(n) != ranks))
+      return Error{"bad hello (rank " + std::to_string(rank) + " of " + std::to_string(n) + ")"};
+    return purpose(rank, n);
+  };
+  rules.warn = [](size_t, const std::string& from, const std::string& why) {
+    XCCL_LOG(LogLevel::kWarn, Subsys::kBoot, 0, "refused bootstrap connection from " + from + ": " + why);
+  };
+  net::Gate gate({listener_.get()}, secret_, rules);
   while (!stop_ && (ranks < 0 || joined < ranks)) {
     if (net::Clock::now() > init_deadline) {
       XCCL_LOG(LogLevel::kWarn, Subsys::kBoot, 0,
                "bootstrap root gave up: " + std::to_string(joined) + " of " + std::to_string(ranks) + " ranks joined");
-      return;
+      return -1;
     }
-    Result<net::Fd> got = net::accept_one(listener_.get(), net::Clock::now() + std::chrono::milliseconds(200));
+    Result<net::Gate::Arrival> got = gate.admit(std::min(init_deadline, net::Clock::now() + std::chrono::milliseconds(200)));
+    refused_ = gate.refused();
     if (!got) continue;
-    net::Fd fd = std::move(got).value();
-    std::string from = peer_name(fd.get());
-    auto refuse = [&](const std::string& why) {
-      ++refused_;
-      XCCL_LOG(LogLevel::kWarn, Subsys::kBoot, 0, "refused bootstrap connection from " + from + ": " + why);
-    };
-    auto deadline = net::Clock::now() + kHandshake;
-    if (Status st = net::authenticate(fd.get(), secret_, false, "bootstrap", deadline); !st) {
-      refuse(st.message());
-      continue;
-    }
     uint32_t hello[4];
-    if (Status st = net::recv_all(fd.get(), hello, sizeof hello, deadline); !st) {
-      refuse(st.message());
-      continue;
-    }
-    uint32_t magic = ntohl(hello[0]), rank = ntohl(hello[1]), n = ntohl(hello[2]);
-    if (magic != kHello || n == 0 || n > kMaxRanks || rank >= n || (ranks >= 0 && int(n) != ranks)) {
-      refuse("bad hello (rank " + std::to_string(rank) + " of " + std::to_string(n) + ")");
-      continue;
-    }
+    std::memcpy(hello, got->hello.data(), sizeof hello);
+    uint32_t rank = ntohl(hello[1]), n = ntohl(hello[2]);
     std::lock_guard<std::mutex> lock(clients_mu_);
+    if (ranks >= 0 && int(n) != ranks) {  // proven, but for another size than the first rank's
+      gate.refuse(0, got->from, "rank " + std::to_string(rank) + " claims " + std::to_string(n) + " ranks, not " +
+                                    std::to_string(ranks));
+      continue;
+    }
     if (ranks < 0) ranks = int(n), clients_.resize(n);
     if (clients_[rank]) {
-      refuse("rank " + std::to_string(rank) + " joined twice");
+      gate.refuse(0, got->from, "rank " + std::to_string(rank) + " joined twice");
       continue;
     }
-    clients_[rank] = std::move(fd);
+    clients_[rank] = std::move(got->fd);
     ++joined;
-    XCCL_LOG(LogLevel::kTrace, Subsys::kBoot, 0, "rank " + std::to_string(rank) + " joined from " + from);
+    XCCL_LOG(LogLevel::kTrace, Subsys::kBoot, 0, "rank " + std::to_string(rank) + " joined from " + got->from);
   }
+  refused_ = gate.refused();
+  return stop_ ? -1 : ranks;
+}
+
+void BootstrapRoot::serve(std::chrono::milliseconds init_timeout) {
+  int ranks = admit_ranks(net::Clock::now() + init_timeout);
+  if (ranks < 0) return;
   listener_ = net::Fd();  // later connections are refused by the kernel
   // Rounds: every rank sends a blob; every rank receives all of them.
   const auto forever = net::Clock::now() + std::chrono::hours(24 * 365);
@@ -159,12 +158,11 @@ void BootstrapRoot::serve(std::chrono::milliseconds init_timeout) {
 }
 
 Result<BootstrapClient> BootstrapClient::join(const JobId& job, int rank, int ranks, net::Clock::time_point deadline) {
-  Result<net::Fd> fd = net::connect_to(job.root, deadline);
-  if (!fd) return Error{"bootstrap: " + fd.error().message};
-  if (Status st = net::authenticate(fd->get(), job.secret, true, "bootstrap", deadline); !st)
-    return Error{"bootstrap: root at " + job.root.str() + " refused or failed the handshake: " + st.message()};
+  // Claim a rank, then prove it.
   uint32_t hello[4] = {htonl(kHello), htonl(uint32_t(rank)), htonl(uint32_t(ranks)), 0};
-  if (Status st = net::send_all(fd->get(), hello, sizeof hello, deadline); !st) return Error{"bootstrap: " + st.message()};
+  Result<net::Fd> fd = net::dial(job.root, {reinterpret_cast<const uint8_t*>(hello), sizeof hello}, job.secret,
+                                 purpose(rank, ranks), deadline);
+  if (!fd) return Error{"bootstrap: root at " + job.root.str() + " refused or failed the handshake: " + fd.error().message};
   BootstrapClient c;
   c.fd_ = std::move(fd).value();
   c.rank_ = rank;

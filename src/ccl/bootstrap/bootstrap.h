@@ -44,6 +44,7 @@ class BootstrapRoot {
  private:
   BootstrapRoot() = default;
   void serve(std::chrono::milliseconds init_timeout);
+  int admit_ranks(net::Clock::time_point init_deadline);
   net::Fd listener_;
   net::Endpoint endpoint_;
   net::Secret secret_;

@@ -58,22 +58,69 @@ Result<Secret> secret_from_hex(std::string_view hex) {
   return s;
 }
 
+Handshake::Handshake(const Secret& secret, bool initiator, std::string purpose)
+    : secret_(secret), initiator_(initiator), purpose_(std::move(purpose)) {
+  static_assert(sizeof kMagic == kMagicBytes && kNonce == kNonceBytes && kProof == kProofBytes);
+  std::memcpy(mine_.data(), kMagic, sizeof kMagic);
+  if (RAND_bytes(mine_.data() + sizeof kMagic, kNonce) != 1) std::abort();  // no entropy: nothing is safe
+  out_.assign(mine_.begin(), mine_.end());
+}
+
+size_t Handshake::wanted() const {
+  switch (stage_) {
+    case Stage::kNonce: return theirs_.size() - have_;
+    case Stage::kProof: return their_proof_.size() - have_;
+    default: return 0;
+  }
+}
+
+Status Handshake::feed(std::span<const uint8_t> bytes) {
+  if (stage_ == Stage::kFailed) return Error{"handshake already failed"};
+  if (bytes.size() > wanted()) {
+    stage_ = Stage::kFailed;
+    return Error{"peer sent more than the handshake holds"};
+  }
+  uint8_t* into = stage_ == Stage::kNonce ? theirs_.data() : their_proof_.data();
+  std::memcpy(into + have_, bytes.data(), bytes.size());
+  have_ += bytes.size();
+  if (wanted() > 0) return Status::Ok();
+  have_ = 0;
+  const uint8_t *my_nonce = mine_.data() + sizeof kMagic, *their_nonce = theirs_.data() + sizeof kMagic;
+  char me = initiator_ ? 'I' : 'A', peer = initiator_ ? 'A' : 'I';
+  if (stage_ == Stage::kNonce) {
+    if (std::memcmp(theirs_.data(), kMagic, sizeof kMagic) != 0) {
+      stage_ = Stage::kFailed;
+      return Error{"peer does not speak the xccl handshake"};
+    }
+    auto mine = proof(secret_, purpose_, me, my_nonce, their_nonce);
+    out_.insert(out_.end(), mine.begin(), mine.end());
+    stage_ = Stage::kProof;
+    return Status::Ok();
+  }
+  auto want = proof(secret_, purpose_, peer, their_nonce, my_nonce);
+  if (CRYPTO_memcmp(their_proof_.data(), want.data(), kProof) != 0) {
+    stage_ = Stage::kFailed;
+    return Error{"peer does not hold the job secret"};
+  }
+  stage_ = Stage::kDone;
+  return Status::Ok();
+}
+
 Status authenticate(int fd, const Secret& secret, bool initiator, std::string_view purpose,
                     Clock::time_point deadline) {
-  uint8_t mine[sizeof kMagic + kNonce], theirs[sizeof kMagic + kNonce];
-  std::memcpy(mine, kMagic, sizeof kMagic);
-  if (RAND_bytes(mine + sizeof kMagic, kNonce) != 1) return Error{"no randomness for a nonce"};
-  if (Status st = send_all(fd, mine, sizeof mine, deadline); !st) return st;
-  if (Status st = recv_all(fd, theirs, sizeof theirs, deadline); !st) return st;
-  if (std::memcmp(theirs, kMagic, sizeof kMagic) != 0) return Error{"peer does not speak the xccl handshake"};
-  const uint8_t *my_nonce = mine + sizeof kMagic, *their_nonce = theirs + sizeof kMagic;
-  char me = initiator ? 'I' : 'A', peer = initiator ? 'A' : 'I';
-  auto my_proof = proof(secret, purpose, me, my_nonce, their_nonce);
-  if (Status st = send_all(fd, my_proof.data(), kProof, deadline); !st) return st;
-  std::array<uint8_t, kProof> got{};
-  if (Status st = recv_all(fd, got.data(), kProof, deadline); !st) return st;
-  auto want = proof(secret, purpose, peer, their_nonce, my_nonce);
-  if (CRYPTO_memcmp(got.data(), want.data(), kProof) != 0) return Error{"peer does not hold the job secret"};
+  Handshake h(secret, initiator, std::string(purpose));
+  uint8_t buffer[64];
+  while (!h.done()) {
+    std::span<const uint8_t> out = h.output();
+    if (!out.empty()) {
+      if (Status st = send_all(fd, out.data(), out.size(), deadline); !st) return st;
+      h.wrote(out.size());
+    }
+    if (size_t want = h.wanted(); want > 0) {
+      if (Status st = recv_all(fd, buffer, want, deadline); !st) return st;
+      if (Status st = h.feed({buffer, want}); !st) return st;
+    }
+  }
   return Status::Ok();
 }
 

@@ -5,8 +5,10 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "ccl/net/socket.h"
 #include "util/result.h"
@@ -21,6 +23,37 @@ struct Secret {
 Secret random_secret();
 std::string to_hex(const Secret& s);
 Result<Secret> secret_from_hex(std::string_view hex);
+
+// One side of the handshake as a state machine that does no I/O: it says what to write and
+// how many bytes it wants next, so one thread can run many handshakes at once (net::Gate)
+// and a fuzzer can feed it anything. Each side writes a magic and a nonce, reads the
+// other's, writes its proof, reads and checks the other's.
+class Handshake {
+ public:
+  Handshake(const Secret& secret, bool initiator, std::string purpose);
+  std::span<const uint8_t> output() const { return {out_.data() + written_, out_.size() - written_}; }
+  void wrote(size_t bytes) { written_ += bytes; }
+  // How many bytes the next read may take: 0 once the peer's proof is in, or on failure.
+  size_t wanted() const;
+  // Takes at most wanted() bytes read from the peer. Error: it does not speak the
+  // handshake or does not hold the secret; the connection must be closed.
+  Status feed(std::span<const uint8_t> bytes);
+  // Proven both ways, and everything written.
+  bool done() const { return stage_ == Stage::kDone && output().empty(); }
+
+ private:
+  static constexpr size_t kMagicBytes = 16, kNonceBytes = 32, kProofBytes = 32;
+  enum class Stage { kNonce, kProof, kDone, kFailed };
+  Secret secret_;
+  bool initiator_;
+  std::string purpose_;
+  Stage stage_ = Stage::kNonce;
+  std::array<uint8_t, kMagicBytes + kNonceBytes> mine_{}, theirs_{};
+  std::array<uint8_t, kProofBytes> their_proof_{};
+  size_t have_ = 0;  // bytes of the current incoming message
+  std::vector<uint8_t> out_;
+  size_t written_ = 0;
+};
 
 // Both ends call this right after connecting; `initiator` is true on the connecting
 // side. `purpose` binds the proof to one use ("bootstrap", "data/3/5"), so a proof for

@@ -186,6 +186,24 @@ Status recv_all(int fd, void* data, size_t bytes, Clock::time_point deadline) {
   return Status::Ok();
 }
 
+Endpoint peer_endpoint(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  char host[INET6_ADDRSTRLEN] = "?";
+  uint16_t port = 0;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return {host, port};
+  if (ss.ss_family == AF_INET) {
+    auto* in = reinterpret_cast<sockaddr_in*>(&ss);
+    inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+    port = ntohs(in->sin_port);
+  } else if (ss.ss_family == AF_INET6) {
+    auto* in = reinterpret_cast<sockaddr_in6*>(&ss);
+    inet_ntop(AF_INET6, &in->sin6_addr, host, sizeof host);
+    port = ntohs(in->sin6_port);
+  }
+  return {host, port};
+}
+
 Status set_nonblocking(int fd) {
   int flags = ::fcntl(fd, F_GETFL);
   if (flags < 0 || ::fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) return Error{errno_text("fcntl")};

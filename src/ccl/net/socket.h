@@ -49,6 +49,9 @@ Result<Fd> accept_one(int listener, Clock::time_point deadline);
 Status send_all(int fd, const void* data, size_t bytes, Clock::time_point deadline);
 Status recv_all(int fd, void* data, size_t bytes, Clock::time_point deadline);
 
+// Who is at the other end of a connected socket ({"?", 0} when it cannot be told).
+Endpoint peer_endpoint(int fd);
+
 Status set_nonblocking(int fd);
 void set_nodelay(int fd);
 

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "ccl/log.h"
+#include "ccl/net/gate.h"
 
 namespace xm::ccl {
 
@@ -103,14 +104,11 @@ Result<std::map<int, std::unique_ptr<TcpLink>>> connect_tcp(const TcpSetup& s) {
   for (auto& [peer, theirs] : s.peers) {
     if (peer > s.rank) continue;
     for (size_t r = 0; r < rails_with(peer); ++r) {
-      Result<net::Fd> fd = net::connect_to({theirs[r].host, theirs[r].port}, s.deadline, s.rails[r].host);
-      std::string where = "rank " + std::to_string(peer) + " rail " + std::to_string(r) + ": ";
-      if (!fd) return Error{where + fd.error().message};
       // Say who we claim to be, then prove it: the proof binds both ranks and the rail.
       uint32_t hello[2] = {htonl(uint32_t(s.rank)), htonl(uint32_t(r))};
-      if (Status st = net::send_all(fd->get(), hello, sizeof hello, s.deadline); !st) return Error{where + st.message()};
-      if (Status st = net::authenticate(fd->get(), s.secret, true, purpose(s.rank, peer, r), s.deadline); !st)
-        return Error{where + "handshake: " + st.message()};
+      Result<net::Fd> fd = net::dial({theirs[r].host, theirs[r].port}, {reinterpret_cast<const uint8_t*>(hello), sizeof hello},
+                                     s.secret, purpose(s.rank, peer, r), s.deadline, s.rails[r].host);
+      if (!fd) return Error{"rank " + std::to_string(peer) + " rail " + std::to_string(r) + ": " + fd.error().message};
       sockets[peer].push_back(std::move(fd).value());
     }
   }
@@ -119,37 +117,40 @@ Result<std::map<int, std::unique_ptr<TcpLink>>> connect_tcp(const TcpSetup& s) {
   size_t expected = 0;
   for (auto& [peer, theirs] : s.peers)
     if (peer > s.rank) expected += rails_with(peer), accepted[peer].resize(rails_with(peer));
+  // The hello claims a rank and rail; the handshake then proves the claim. The gate runs
+  // every handshake at once: a stranger on a rail's port delays no rank.
+  net::Gate::Rules rules;
+  rules.hello_bytes = 8;
+  rules.purpose = [&](size_t listener, std::span<const uint8_t> bytes) -> Result<std::string> {
+    uint32_t hello[2];
+    std::memcpy(hello, bytes.data(), sizeof hello);
+    int peer = int(ntohl(hello[0]));
+    size_t rail = ntohl(hello[1]);
+    auto it = accepted.find(peer);
+    if (it == accepted.end() || rail != listener || rail >= it->second.size() || it->second[rail])
+      return Error{"unexpected hello (rank " + std::to_string(peer) + ", rail " + std::to_string(rail) + ")"};
+    return purpose(s.rank, peer, rail);
+  };
+  rules.warn = [&](size_t rail, const std::string& from, const std::string& why) {
+    XCCL_LOG(LogLevel::kWarn, Subsys::kNet, s.rank,
+             "refused data connection from " + from + " on rail " + std::to_string(rail) + ": " + why);
+  };
+  std::vector<int> listening;
+  for (const net::Fd& l : *s.listeners) listening.push_back(l.get());
+  net::Gate gate(listening, s.secret, rules);
   for (size_t got = 0; got < expected;) {
-    bool any = false;
-    for (size_t r = 0; r < s.listeners->size() && got < expected; ++r) {
-      Result<net::Fd> fd = net::accept_one((*s.listeners)[r].get(), net::Clock::now() + std::chrono::milliseconds(10));
-      if (!fd) continue;
-      any = true;
-      auto refuse = [&](const std::string& why) {
-        XCCL_LOG(LogLevel::kWarn, Subsys::kNet, s.rank, "refused data connection on rail " + std::to_string(r) + ": " + why);
-      };
-      // The hello claims a rank and rail; the handshake then proves the claim.
-      uint32_t hello[2];
-      auto handshake_deadline = std::min(s.deadline, net::Clock::now() + std::chrono::seconds(5));
-      if (Status h = net::recv_all(fd->get(), hello, sizeof hello, handshake_deadline); !h) {
-        refuse(h.message());
-        continue;
-      }
-      int peer = int(ntohl(hello[0]));
-      size_t rail = ntohl(hello[1]);
-      if (!accepted.count(peer) || rail != r || rail >= accepted[peer].size() || accepted[peer][rail]) {
-        refuse("unexpected hello (rank " + std::to_string(peer) + ", rail " + std::to_string(rail) + ")");
-        continue;
-      }
-      if (Status st = net::authenticate(fd->get(), s.secret, false, purpose(s.rank, peer, r), handshake_deadline); !st) {
-        refuse("rank " + std::to_string(peer) + " claimed, but: " + st.message());
-        continue;
-      }
-      accepted[peer][rail] = std::move(fd).value();
-      ++got;
+    Result<net::Gate::Arrival> in = gate.admit(s.deadline);
+    if (!in) return Error{"timed out waiting for " + std::to_string(expected - got) + " TCP connections from higher ranks"};
+    uint32_t hello[2];
+    std::memcpy(hello, in->hello.data(), sizeof hello);
+    std::vector<net::Fd>& theirs = accepted[int(ntohl(hello[0]))];
+    net::Fd& slot = theirs[ntohl(hello[1])];
+    if (slot) {  // two proven connections for one rail: the gate checked before either finished
+      gate.refuse(in->listener, in->from, "rail " + std::to_string(in->listener) + " connected twice");
+      continue;
     }
-    if (!any && net::Clock::now() > s.deadline)
-      return Error{"timed out waiting for " + std::to_string(expected - got) + " TCP connections from higher ranks"};
+    slot = std::move(in->fd);
+    ++got;
   }
   for (auto& [peer, fds] : accepted) sockets[peer] = std::move(fds);
   for (net::Fd& l : *s.listeners) l = net::Fd();  // later connections are refused by the kernel

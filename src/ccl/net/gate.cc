@@ -1,0 +1,191 @@
+#include "ccl/net/gate.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+namespace xm::ccl::net {
+namespace {
+
+// Sources remembered for log-once; past this many, refusals are only counted.
+constexpr size_t kMaxSources = 4096;
+
+}  // namespace
+
+struct Gate::Pending {
+  Fd fd;
+  size_t listener = 0;
+  Endpoint from;
+  Clock::time_point deadline;
+  std::vector<uint8_t> hello;
+  size_t hello_have = 0;
+  std::optional<Handshake> handshake;  // made once the hello names the purpose
+};
+
+Gate::Gate(std::vector<int> listeners, const Secret& secret, Rules rules)
+    : listeners_(std::move(listeners)), secret_(secret), rules_(std::move(rules)) {
+  for (int l : listeners_) (void)set_nonblocking(l);
+  rules_.max_pending = std::max<size_t>(rules_.max_pending, 1);
+}
+
+Gate::~Gate() = default;
+
+void Gate::refuse(size_t listener, const std::string& from, const std::string& why) {
+  ++refused_;
+  std::string host = from.substr(0, from.rfind(':'));
+  auto it = refusals_by_source_.find(host);
+  if (it != refusals_by_source_.end()) {
+    ++it->second;
+    return;
+  }
+  if (refusals_by_source_.size() < kMaxSources) refusals_by_source_.emplace(host, 1);
+  if (rules_.warn) rules_.warn(listener, from, why + " (later refusals from " + host + " are counted, not logged)");
+}
+
+void Gate::accept_all(size_t listener) {
+  while (true) {
+    Fd fd(::accept4(listeners_[listener], nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+    if (!fd) {
+      // Out of descriptors: make room by dropping the oldest handshake, take the rest next time.
+      if ((errno == EMFILE || errno == ENFILE) && !pending_.empty()) {
+        Pending& old = *pending_.front();
+        refuse(old.listener, old.from.str(), "dropped: out of file descriptors");
+        pending_.pop_front();
+      }
+      return;
+    }
+    if (pending_.size() >= rules_.max_pending) {
+      Pending& old = *pending_.front();
+      refuse(old.listener, old.from.str(),
+             "dropped: " + std::to_string(rules_.max_pending) + " connections were handshaking at once");
+      pending_.pop_front();
+    }
+    set_nodelay(fd.get());
+    auto p = std::make_unique<Pending>();
+    p->from = peer_endpoint(fd.get());
+    p->fd = std::move(fd);
+    p->listener = listener;
+    p->deadline = Clock::now() + rules_.handshake_timeout;
+    p->hello.resize(rules_.hello_bytes);
+    pending_.push_back(std::move(p));
+  }
+}
+
+bool Gate::step(Pending& p) {
+  auto fail = [&](const std::string& why) {
+    refuse(p.listener, p.from.str(), why);
+    return false;
+  };
+  while (true) {
+    if (!p.handshake && p.hello_have == p.hello.size()) {  // the claim is in: what must it prove?
+      Result<std::string> purpose = rules_.purpose(p.listener, p.hello);
+      if (!purpose) return fail(purpose.error().message);
+      p.handshake.emplace(secret_, false, std::move(purpose).value());
+    }
+    if (p.handshake) {  // say what the handshake has to say before reading on
+      for (std::span<const uint8_t> out; !(out = p.handshake->output()).empty();) {
+        ssize_t n = ::send(p.fd.get(), out.data(), out.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n > 0) {
+          p.handshake->wrote(size_t(n));
+          continue;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return true;
+        return fail(std::string("send: ") + std::strerror(errno));
+      }
+      if (p.handshake->done()) {
+        ready_.push_back({p.listener, p.from.str(), std::move(p.hello), std::move(p.fd)});
+        return false;
+      }
+    }
+    // Read exactly what the current stage wants: what follows belongs to the caller.
+    uint8_t buffer[64];
+    uint8_t* into = p.handshake ? buffer : p.hello.data() + p.hello_have;
+    size_t want = p.handshake ? std::min(p.handshake->wanted(), sizeof buffer) : p.hello.size() - p.hello_have;
+    ssize_t n = ::recv(p.fd.get(), into, want, MSG_DONTWAIT);
+    if (n == 0) return fail(p.handshake ? "closed the connection during the handshake" : "closed before its hello");
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return true;
+      return fail(std::string("recv: ") + std::strerror(errno));
+    }
+    if (p.handshake) {
+      if (Status st = p.handshake->feed({buffer, size_t(n)}); !st) return fail(st.message());
+      continue;
+    }
+    p.hello_have += size_t(n);
+  }
+}
+
+Result<Gate::Arrival> Gate::admit(Clock::time_point deadline) {
+  std::vector<pollfd> fds;
+  while (ready_.empty()) {
+    Clock::time_point now = Clock::now();
+    // Deadlines first: whoever had their time is refused, whatever they sent.
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if ((*it)->deadline > now) {
+        ++it;
+        continue;
+      }
+      std::string why = (*it)->handshake ? "did not finish the handshake" : "did not send its hello";
+      refuse((*it)->listener, (*it)->from.str(),
+             why + " within " + std::to_string(rules_.handshake_timeout.count()) + " ms");
+      it = pending_.erase(it);
+    }
+    if (now >= deadline) return Error{"timed out"};
+    Clock::time_point wake = deadline;
+    fds.clear();
+    for (int l : listeners_) fds.push_back({l, POLLIN, 0});
+    for (auto& p : pending_) {
+      bool writing = p->handshake && !p->handshake->output().empty();
+      fds.push_back({p->fd.get(), short(POLLIN | (writing ? POLLOUT : 0)), 0});
+      wake = std::min(wake, p->deadline);
+    }
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1;
+    int rc = ::poll(fds.data(), fds.size(), int(std::clamp<int64_t>(ms, 0, 1000)));
+    if (rc < 0 && errno != EINTR) return Error{std::string("poll: ") + std::strerror(errno)};
+    if (rc <= 0) continue;
+    // Handshakes before new arrivals: the polled entries still line up with pending_.
+    size_t index = listeners_.size();
+    for (auto it = pending_.begin(); it != pending_.end(); ++index) {
+      if (fds[index].revents == 0 || step(**it)) {
+        ++it;
+        continue;
+      }
+      it = pending_.erase(it);  // admitted (into ready_) or refused
+    }
+    for (size_t l = 0; l < listeners_.size(); ++l)
+      if (fds[l].revents & POLLIN) accept_all(l);
+  }
+  Arrival a = std::move(ready_.front());
+  ready_.pop_front();
+  return a;
+}
+
+Result<Fd> dial(const Endpoint& to, std::span<const uint8_t> hello, const Secret& secret, const std::string& purpose,
+                Clock::time_point deadline, const std::string& from) {
+  auto pause = std::chrono::milliseconds(10);
+  while (true) {
+    Result<Fd> fd = connect_to(to, deadline, from);
+    if (!fd) return fd.error();
+    Status st = send_all(fd->get(), hello.data(), hello.size(), deadline);
+    Handshake h(secret, true, purpose);
+    uint8_t buffer[64];
+    while (st.ok() && !h.done()) {
+      std::span<const uint8_t> out = h.output();
+      if (!out.empty() && (st = send_all(fd->get(), out.data(), out.size(), deadline)).ok()) h.wrote(out.size());
+      size_t want = h.wanted();
+      if (!st.ok() || want == 0) continue;
+      if (!(st = recv_all(fd->get(), buffer, want, deadline)).ok()) break;
+      if (Status proof = h.feed({buffer, want}); !proof) return Error{proof.message()};  // final: wrong peer or secret
+    }
+    if (st.ok()) return fd;
+    if (Clock::now() + pause >= deadline) return Error{st.message()};
+    std::this_thread::sleep_for(pause);  // dropped before the proof: the gate was crowded
+    pause = std::min(pause * 2, std::chrono::milliseconds(200));
+  }
+}
+
+}  // namespace xm::ccl::net
