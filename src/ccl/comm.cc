@@ -64,6 +64,18 @@ std::map<std::string, std::string> parse_blob(const std::string& blob) {
   return kv;
 }
 
+// How errors name a rank: its host and the addresses it is reached at.
+std::string describe_rank(int rank, const std::map<std::string, std::string>& blob, const std::string& my_host) {
+  std::string host = blob.count("host") ? blob.at("host") : "?";
+  std::string where = host == my_host ? "this host" : "host " + host.substr(0, host.find('/'));
+  std::string rails;
+  if (blob.count("tcp"))
+    if (Result<std::vector<Rail>> r = decode_rails(blob.at("tcp")); r)
+      for (const Rail& rail : *r) rails += (rails.empty() ? ", rails " : ", ") + rail.host;
+  std::string pid = blob.count("pid") ? ", pid " + blob.at("pid") : "";
+  return "rank " + std::to_string(rank) + " (" + where + pid + rails + ")";
+}
+
 }  // namespace
 
 Result<std::unique_ptr<Comm>> Comm::create(const JobId& job, int rank, int ranks, std::unique_ptr<BootstrapRoot> root,
@@ -84,7 +96,7 @@ Status Comm::tune() {
   if (!forced) return forced.error();
   forced_ = std::move(forced).value();
   CalibrationContext c{rank_, &layout_, link_table_, &executor_, bootstrap_.get(),
-                       ExecOptions{settings_.timeout, &cancel_, oversubscribed_, spread_.get()},
+                       ExecOptions{settings_.timeout, &cancel_, oversubscribed_, spread_.get(), &peer_names_},
                        net::Clock::now() + settings_.init_timeout};
   Result<CostModel> model = calibrate(c);
   if (!model) return model.error();
@@ -131,6 +143,7 @@ Status Comm::connect(const JobId& job) {
   std::vector<std::string> hosts;
   for (const auto& kv : peers) hosts.push_back(kv.at("host"));
   layout_ = RankLayout::from_hosts(hosts);
+  for (int p = 0; p < ranks_; ++p) peer_names_.push_back(describe_rank(p, peers[p], me));
   std::vector<int> local, remote;
   for (int p = 0; p < ranks_; ++p) {
     bool here = peers[p]["host"] == me;
@@ -367,7 +380,7 @@ const Plan& Comm::plan_for(const CollectiveArgs& a) {
 }
 
 Status Comm::run(Operation& op) {
-  ExecOptions options{settings_.timeout, &cancel_, oversubscribed_, spread_.get()};
+  ExecOptions options{settings_.timeout, &cancel_, oversubscribed_, spread_.get(), &peer_names_};
   if (!op.group.empty()) {  // point to point: bytes, one user buffer per entry
     Schedule s;
     s.algorithm = "p2p";

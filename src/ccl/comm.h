@@ -95,6 +95,7 @@ class Comm {
   std::vector<std::unique_ptr<Link>> links_;
   std::vector<TcpLink*> tcp_links_;  // for per-rail byte counts
   std::vector<Link*> link_table_;  // by peer rank; null for self
+  std::vector<std::string> peer_names_;  // by rank, as errors name them
   bool all_links_in_memory_ = false;  // every peer over shared memory: relay schedules apply
   RankLayout layout_;                 // hosts and local indices, for rail-aware algorithms
   CostModel cost_;                    // measured at start-up (calibrate.h)

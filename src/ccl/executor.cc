@@ -2,12 +2,21 @@
 
 #include <sched.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "ccl/copy.h"
 #include "ccl/reduce.h"
 
 namespace xm::ccl {
+namespace {
+
+std::string peer_name(const ExecOptions& o, int peer) {
+  if (o.peer_names && size_t(peer) < o.peer_names->size()) return (*o.peer_names)[peer];
+  return "rank " + std::to_string(peer);
+}
+
+}  // namespace
 
 Plan::Plan(Schedule schedule, int ranks) : schedule_(std::move(schedule)), sends_(ranks), recvs_(ranks) {
   const auto& steps = schedule_.steps;
@@ -239,8 +248,7 @@ Status Executor::run(const Plan& plan, const CollectiveArgs& args, const ExecBuf
       moved |= drain(plan.sends_[p], send_head_[p], [&](uint32_t i) { return !is_relay(i) && send(*link, i); });
       moved |= drain(plan.recvs_[p], recv_head_[p], [&](uint32_t i) { return is_relay(i) ? relay(i) : recv(*link, i); });
       bool still = send_head_[p] < plan.sends_[p].size() || recv_head_[p] < plan.recvs_[p].size();
-      if (Status st = link->status(); still && !st)
-        return Error{"link to rank " + std::to_string(p) + ": " + st.message()};
+      if (Status st = link->status(); still && !st) return Error{"link to " + peer_name(options, p) + ": " + st.message()};
     }
     if (moved) {
       ++moves;
@@ -258,10 +266,24 @@ Status Executor::run(const Plan& plan, const CollectiveArgs& args, const ExecBuf
       moves_at_check = moves;
       deadline = now + options.timeout;
     }
-    if (now > deadline)
+    if (now > deadline) {
+      // Name the peers whose next step could run but does not move (the stuck ones), else
+      // every peer with steps left; the first four.
+      auto ready_head = [&](const std::vector<uint32_t>& q, size_t head) { return head < q.size() && waiting_[q[head]] == 0; };
+      auto pending = [&](int p) { return send_head_[p] < plan.sends_[p].size() || recv_head_[p] < plan.recvs_[p].size(); };
+      auto stuck = [&](int p) { return ready_head(plan.sends_[p], send_head_[p]) || ready_head(plan.recvs_[p], recv_head_[p]); };
+      bool any_stuck = std::any_of(plan.active_peers_.begin(), plan.active_peers_.end(), stuck);
+      std::string waiting;
+      int count = 0;
+      for (int p : plan.active_peers_)
+        if (any_stuck ? stuck(p) : pending(p))
+          if (++count <= 4) waiting += (waiting.empty() ? "" : ", ") + peer_name(options, p);
+      if (count > 4) waiting += " and " + std::to_string(count - 4) + " more";
       return Error{"timed out after " + std::to_string(options.timeout.count()) + " ms with " +
                    std::to_string(n - completed_) + " of " + std::to_string(n) + " steps of " +
-                   to_string(args.collective) + " unfinished and no progress (a peer died or stalled?)"};
+                   to_string(args.collective) + " unfinished and no progress, waiting on " + waiting +
+                   " (a peer died or stalled, or its host is cut off?)"};
+    }
   }
   if (stream_output_) streaming_fence();  // the output is whole before the caller hears so
   return Status::Ok();

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstddef>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "ccl/link.h"
@@ -47,6 +48,8 @@ struct ExecOptions {
   const std::atomic<bool>* cancel = nullptr;  // set by another thread: stop with an error
   bool yield_at_once = false;  // more ranks than cores here: never spin, give the core away
   WaitObserver* on_wait = nullptr;
+  // Who each rank is, for errors: "rank 1 (host h1, rails 10.0.0.2, 10.0.1.2)".
+  const std::vector<std::string>* peer_names = nullptr;
 };
 
 class Plan {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -14,6 +15,7 @@
 #include <regex>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include "common/shell.h"
 
@@ -357,6 +359,35 @@ TEST_F(Testbed, NotRootIsAClearError) {
 }
 
 }  // namespace
+
+// All of one host's NICs cut mid-run: the ranks that exchange with it fail within their
+// timeout, naming the rank, its host and the rails they tried.
+TEST_F(Testbed, AHostCutOffIsNamedByTheRanksThatNeedIt) {
+  up("--hosts 3 --rails 2 --rate 2gbit");
+  // The cut host's own rank waits longer than the others, so the first error the launcher
+  // reports comes from a rank that lost host 2, whichever of them it is.
+  std::string script = "/tmp/xm-cut-" + name_ + ".sh";
+  std::ofstream(script) << "if [ \"$NODE_RANK\" = 2 ]; then export XCCL_TIMEOUT_MS=30000; else export XCCL_TIMEOUT_MS=3000; fi\n"
+                        << "exec '" XCCL_PERF_BINARY "' alltoall -b 4M -e 4M -n 1000000 -w 1 -c 0\n";
+  std::string h2_nic0 = status()["hosts"][2]["nics"][0]["address"], h2_nic1 = status()["hosts"][2]["nics"][1]["address"];
+  auto start = std::chrono::steady_clock::now();
+  std::thread cut([&] {
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    EXPECT_EQ(xm("testbed fault --name " + name_ + " --link h2/nic0 --down").exit_code, 0);
+    EXPECT_EQ(xm("testbed fault --name " + name_ + " --link h2/nic1 --down").exit_code, 0);
+  });
+  Outcome r = xm("testbed run --name " + name_ + " --timeout 60 --rails all -- sh " + script);
+  auto took = std::chrono::steady_clock::now() - start;
+  cut.join();
+  std::remove(script.c_str());
+  EXPECT_NE(r.exit_code, 0) << r.out;
+  std::smatch seen;
+  if (std::regex_search(r.out, seen, std::regex("timed out after 3000 ms[^\n]*"))) std::cout << "[seen] " << seen[0] << "\n";
+  EXPECT_TRUE(contains(r.out, "timed out after 3000 ms")) << r.out;
+  EXPECT_TRUE(contains(r.out, "waiting on rank 2 (host ")) << r.out;
+  EXPECT_TRUE(contains(r.out, "rails " + h2_nic0 + ", " + h2_nic1 + ")")) << r.out;
+  EXPECT_LT(took, std::chrono::seconds(3 + 3 + 10)) << "an error within the timeout, not a hang";
+}
 
 // xccl across a 4-host × 2-rail testbed, every collective checked exactly by xccl-perf:
 // the rail-aware algorithms (hierarchical all-reduce, PXN all-to-all) with two ranks per
