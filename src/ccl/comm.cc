@@ -231,19 +231,21 @@ Status Comm::connect_tcp_peers(const JobId& job, const std::vector<std::string>&
     if (!theirs) return Error{"rank " + std::to_string(p) + " sent bad rails: " + theirs.error().message};
     setup.peers[p] = std::move(theirs).value();
   }
-  Result<std::map<int, std::unique_ptr<TcpLink>>> links = connect_tcp(setup);
-  if (!links) return links.error();
+  // Connections are made when a step first needs them (XCCL_RUNTIME_CONNECT=0: now).
+  tcp_ = std::make_unique<TcpConnector>(setup);
+  if (!settings_.runtime_connect)
+    if (Status st = tcp_->connect_all(deadline); !st) return st;
   std::string names;
-  for (auto& [p, link] : *links) {
-    tcp_links_.push_back(link.get());
-    link_table_[p] = link.get();
+  for (int p : peers) {
+    links_.push_back(std::make_unique<LazyTcpLink>(*tcp_, p));
+    link_table_[p] = links_.back().get();
     names += " " + std::to_string(p);
-    links_.push_back(std::move(link));
   }
   if (!peers.empty())
     XCCL_LOG(LogLevel::kInfo, Subsys::kNet, rank_,
              "TCP to ranks" + names + " over " + std::to_string(setup.rails.size()) + " rail(s): " + encode_rails(setup.rails) +
-                 ", rail-affine, striped in " + std::to_string(setup.stripe_bytes >> 10) + " KiB stripes by speed");
+                 ", rail-affine, striped in " + std::to_string(setup.stripe_bytes >> 10) + " KiB stripes by speed, " +
+                 (settings_.runtime_connect ? "each connected when first needed" : "all connected at init"));
   return Status::Ok();
 }
 
@@ -254,13 +256,14 @@ Comm::~Comm() {
   }
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();
-  for (TcpLink* l : tcp_links_) {
-    std::string counts;
-    for (size_t r = 0; r < l->rails(); ++r)
-      counts += " rail" + std::to_string(r) + " sent " + std::to_string(l->bytes_sent(r)) + " B received " +
-                std::to_string(l->bytes_received(r)) + " B;";
-    XCCL_LOG(LogLevel::kInfo, Subsys::kNet, rank_, "TCP bytes:" + counts);
-  }
+  if (tcp_)
+    for (auto& [peer, l] : tcp_->links()) {
+      std::string counts;
+      for (size_t r = 0; r < l->rails(); ++r)
+        counts += " rail" + std::to_string(r) + " sent " + std::to_string(l->bytes_sent(r)) + " B received " +
+                  std::to_string(l->bytes_received(r)) + " B;";
+      XCCL_LOG(LogLevel::kInfo, Subsys::kNet, rank_, "TCP bytes with rank " + std::to_string(peer) + ":" + counts);
+    }
 }
 
 std::shared_ptr<RequestState> Comm::submit(Operation op) {

@@ -19,7 +19,7 @@
 #include "ccl/settings.h"
 #include "ccl/shm/cpu_spread.h"
 #include "ccl/shm/shm_transport.h"
-#include "ccl/tcp/tcp_transport.h"
+#include "ccl/tcp/tcp_connector.h"
 #include "ccl/tuner.h"
 
 namespace xm::ccl {
@@ -92,8 +92,8 @@ class Comm {
   std::unique_ptr<ShmSegment> own_segment_;
   std::unique_ptr<CpuSpread> spread_;  // the host's ranks move off a shared CPU
   std::vector<std::unique_ptr<ShmSegment>> peer_segments_;
+  std::unique_ptr<TcpConnector> tcp_;  // TCP peers' connections, made on demand; outlives links_, which use it
   std::vector<std::unique_ptr<Link>> links_;
-  std::vector<TcpLink*> tcp_links_;  // for per-rail byte counts
   std::vector<Link*> link_table_;  // by peer rank; null for self
   std::vector<std::string> peer_names_;  // by rank, as errors name them
   bool all_links_in_memory_ = false;  // every peer over shared memory: relay schedules apply

@@ -35,8 +35,9 @@ Result<Settings> settings_from_environment() {
   auto shm_off = integer("XCCL_SHM_DISABLE", 0, 1, 0);
   auto cma = integer("XCCL_SHM_CMA", 0, 1, 1);
   auto spread = integer("XCCL_CPU_SPREAD", 0, 1, 1);
+  auto lazy = integer("XCCL_RUNTIME_CONNECT", 0, 1, 1);
   auto stripe = integer("XCCL_TCP_STRIPE_BYTES", 4096, 1ll << 30, (long long)s.tcp_stripe_bytes);
-  for (auto* r : {&timeout, &init, &chunk, &fifo, &shm_off, &cma, &spread, &stripe})
+  for (auto* r : {&timeout, &init, &chunk, &fifo, &shm_off, &cma, &spread, &lazy, &stripe})
     if (!*r) return r->error();
   if ((*fifo & (*fifo - 1)) || (*fifo && *fifo < 4096))
     return Error{"XCCL_SHM_FIFO_BYTES=" + std::to_string(*fifo) + ": expected 0 (by ranks) or a power of two from 4096"};
@@ -47,6 +48,7 @@ Result<Settings> settings_from_environment() {
   s.shm_disable = *shm_off == 1;
   s.shm_cma = *cma == 1;
   s.cpu_spread = *spread == 1;
+  s.runtime_connect = *lazy == 1;
   s.tcp_stripe_bytes = size_t(*stripe);
   if (const char* v = env("XCCL_RAILS")) s.rails = v;
   if (const char* v = env("XCCL_BOOTSTRAP_ADDR")) s.bootstrap_addr = v;

@@ -19,6 +19,7 @@ struct Settings {
   bool shm_disable = false;                            // XCCL_SHM_DISABLE=1: sockets even on one host
   bool shm_cma = true;                                 // XCCL_SHM_CMA=0: no cross-memory reads of plain buffers
   bool cpu_spread = true;                              // XCCL_CPU_SPREAD=0: ranks sharing a CPU stay put
+  bool runtime_connect = true;                         // XCCL_RUNTIME_CONNECT=0: every TCP peer connected at init
   std::string rails;                                   // XCCL_RAILS: addr[@gbps],... one per NIC
   size_t tcp_stripe_bytes = 256 << 10;                 // XCCL_TCP_STRIPE_BYTES: unit of striping over rails
   std::string algorithms;                              // XCCL_ALGO: forced choices (tuner.h)

@@ -26,7 +26,7 @@ class Env {
                           "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_PROCID",
                           "SLURM_NTASKS", "SLURM_LOCALID", "MASTER_ADDR", "MASTER_PORT", "XCCL_MASTER_ADDR",
                           "XCCL_MASTER_PORT", "XCCL_SECRET", "XCCL_SECRET_FILE", "XCCL_TIMEOUT_MS", "XCCL_SHM_FIFO_BYTES",
-                          "XCCL_SHM_CMA", "XCCL_CPU_SPREAD"})
+                          "XCCL_SHM_CMA", "XCCL_CPU_SPREAD", "XCCL_RUNTIME_CONNECT"})
       unsetenv(k);
   }
 };
@@ -105,22 +105,24 @@ TEST(Settings, MalformedValuesNameTheVariable) {
     ASSERT_FALSE(s.ok());
     EXPECT_NE(s.error().message.find("XCCL_SHM_FIFO_BYTES=2048"), std::string::npos) << s.error().message;
   }
-  for (const char* name : {"XCCL_SHM_CMA", "XCCL_CPU_SPREAD"}) {  // switches: 0 or 1, nothing else
+  for (const char* name : {"XCCL_SHM_CMA", "XCCL_CPU_SPREAD", "XCCL_RUNTIME_CONNECT"}) {  // switches: 0 or 1, nothing else
     Env e{{name, "yes"}};
     Result<Settings> s = settings_from_environment();
     ASSERT_FALSE(s.ok()) << name;
     EXPECT_NE(s.error().message.find(std::string(name) + "=yes"), std::string::npos) << s.error().message;
   }
   {
-    Env e{{"XCCL_SHM_CMA", "0"}, {"XCCL_CPU_SPREAD", "0"}};
+    Env e{{"XCCL_SHM_CMA", "0"}, {"XCCL_CPU_SPREAD", "0"}, {"XCCL_RUNTIME_CONNECT", "0"}};
     Settings s = settings_from_environment().value();
     EXPECT_FALSE(s.shm_cma);
     EXPECT_FALSE(s.cpu_spread);
+    EXPECT_FALSE(s.runtime_connect);
   }
   Env e{};
   Settings defaults = settings_from_environment().value();
   EXPECT_TRUE(defaults.shm_cma);
   EXPECT_TRUE(defaults.cpu_spread);
+  EXPECT_TRUE(defaults.runtime_connect);
 }
 
 }  // namespace

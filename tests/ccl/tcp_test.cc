@@ -5,7 +5,7 @@
 
 #include <thread>
 
-#include "ccl/tcp/tcp_transport.h"
+#include "ccl/tcp/tcp_connector.h"
 
 namespace xm::ccl {
 namespace {

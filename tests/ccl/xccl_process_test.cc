@@ -2,6 +2,8 @@
 // collective × type × op, odd sizes, in place and out of place, checked exactly.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+
 #include <cstring>
 #include <string>
 
@@ -182,6 +184,57 @@ TEST(XcclProcesses, GroupedSendRecvExchange) {
     return 0;
   });
   for (auto& r : results) EXPECT_EQ(r.exit_code, 0);
+}
+
+// This process's sockets: the bootstrap connection, the rail listeners, the data connections.
+int open_sockets() {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    std::string target = std::filesystem::read_symlink(e.path(), ec).string();
+    n += target.rfind("socket:", 0) == 0;
+  }
+  return n;
+}
+
+// Over TCP a rank connects to a peer when a step first needs it: after a ring all-reduce
+// only to its two neighbours, after an all-to-all to everyone. XCCL_RUNTIME_CONNECT=0
+// connects every peer at init.
+TEST(XcclProcesses, TcpPeersAreConnectedWhenFirstNeeded) {
+  constexpr int kRanks = 6;
+  static int inherited = 0;  // sockets a rank had before it joined (each rank's own copy)
+  for (const char* runtime : {"1", "0"}) {
+    auto results = test::run_ranks(
+        kRanks,
+        [&](xcclComm_t comm, int rank) {
+          const int fixed = inherited + 2;  // and the bootstrap connection and the one rail's listener
+          int at_init = open_sockets();
+          std::vector<float> x(100000, float(rank + 1)), y(x.size());
+          if (xcclAllReduce(x.data(), y.data(), x.size(), xcclFloat, xcclSum, comm) != xcclSuccess) return 1;
+          if (y[0] != kRanks * (kRanks + 1) / 2) return 2;
+          int after_ring = open_sockets();
+          std::vector<float> out(kRanks * 1000, float(rank)), in(out.size());
+          if (xcclAllToAll(out.data(), in.data(), 1000, xcclFloat, comm) != xcclSuccess) return 3;
+          for (int p = 0; p < kRanks; ++p)
+            if (in[p * 1000] != float(p)) return 4;
+          int after_all = open_sockets();
+          std::fprintf(stderr, "rank %d (XCCL_RUNTIME_CONNECT=%s): sockets at init %d, after a ring %d, after all-to-all %d\n",
+                       rank, runtime, at_init, after_ring, after_all);
+          if (after_all != fixed + kRanks - 1) return 5;
+          if (runtime[0] == '0') return at_init == fixed + kRanks - 1 ? 0 : 6;
+          return after_ring <= fixed + 2 ? 0 : 7;
+        },
+        std::chrono::seconds(120),
+        [&](int) {
+          setenv("XCCL_SHM_DISABLE", "1", 1);
+          setenv("XCCL_RAILS", "127.0.0.1", 1);
+          setenv("XCCL_ALGO", "all_reduce:ring", 1);
+          setenv("XCCL_RUNTIME_CONNECT", runtime, 1);
+          inherited = open_sockets();
+        });
+    ASSERT_EQ(results.size(), size_t(kRanks));
+    for (int r = 0; r < kRanks; ++r) EXPECT_EQ(results[r].exit_code, 0) << "rank " << r << ", XCCL_RUNTIME_CONNECT=" << runtime;
+  }
 }
 
 }  // namespace

@@ -133,6 +133,15 @@ int BootstrapRoot::admit_ranks(net::Clock::time_point init_deadline) {
 }
 
 void BootstrapRoot::serve(std::chrono::milliseconds init_timeout) {
+  // However the job ends, its connections go with it (a process that makes many ids, a
+  // launcher, keeps no descriptors of jobs that are over).
+  struct CloseClients {
+    BootstrapRoot* root;
+    ~CloseClients() {
+      std::lock_guard<std::mutex> lock(root->clients_mu_);
+      root->clients_.clear();
+    }
+  } close_clients{this};
   int ranks = admit_ranks(net::Clock::now() + init_timeout);
   if (ranks < 0) return;
   listener_ = net::Fd();  // later connections are refused by the kernel

@@ -119,9 +119,17 @@ bool Gate::step(Pending& p) {
   }
 }
 
+void Gate::poll_fds(std::vector<pollfd>& out) const {
+  for (int l : listeners_) out.push_back({l, POLLIN, 0});
+  for (auto& p : pending_) {
+    bool writing = p->handshake && !p->handshake->output().empty();
+    out.push_back({p->fd.get(), short(POLLIN | (writing ? POLLOUT : 0)), 0});
+  }
+}
+
 Result<Gate::Arrival> Gate::admit(Clock::time_point deadline) {
   std::vector<pollfd> fds;
-  while (ready_.empty()) {
+  for (bool first = true; ready_.empty(); first = false) {  // polls once even past the deadline
     Clock::time_point now = Clock::now();
     // Deadlines first: whoever had their time is refused, whatever they sent.
     for (auto it = pending_.begin(); it != pending_.end();) {
@@ -134,15 +142,11 @@ Result<Gate::Arrival> Gate::admit(Clock::time_point deadline) {
              why + " within " + std::to_string(rules_.handshake_timeout.count()) + " ms");
       it = pending_.erase(it);
     }
-    if (now >= deadline) return Error{"timed out"};
-    Clock::time_point wake = deadline;
+    if (!first && now >= deadline) return Error{"timed out"};
+    Clock::time_point wake = std::max(deadline, now);
+    for (auto& p : pending_) wake = std::min(wake, p->deadline);
     fds.clear();
-    for (int l : listeners_) fds.push_back({l, POLLIN, 0});
-    for (auto& p : pending_) {
-      bool writing = p->handshake && !p->handshake->output().empty();
-      fds.push_back({p->fd.get(), short(POLLIN | (writing ? POLLOUT : 0)), 0});
-      wake = std::min(wake, p->deadline);
-    }
+    poll_fds(fds);
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1;
     int rc = ::poll(fds.data(), fds.size(), int(std::clamp<int64_t>(ms, 0, 1000)));
     if (rc < 0 && errno != EINTR) return Error{std::string("poll: ") + std::strerror(errno)};
@@ -164,27 +168,79 @@ Result<Gate::Arrival> Gate::admit(Clock::time_point deadline) {
   return a;
 }
 
+Dialer::Dialer(Endpoint to, std::span<const uint8_t> hello, const Secret& secret, std::string purpose, std::string from)
+    : to_(std::move(to)), hello_(hello.begin(), hello.end()), secret_(secret), purpose_(std::move(purpose)),
+      from_(std::move(from)) {}
+
+Dialer::State Dialer::retry(std::string why) {
+  error_ = std::move(why);
+  fd_ = Fd();
+  resume_at_ = Clock::now() + pause_;
+  pause_ = std::min(pause_ * 2, std::chrono::milliseconds(200));
+  return State::kBusy;
+}
+
+pollfd Dialer::waits_for() const {
+  if (!fd_) return {-1, 0, 0};
+  bool writing = !connected_ || hello_sent_ < hello_.size() || !handshake_->output().empty();
+  return {fd_.get(), short(writing ? POLLOUT : POLLIN), 0};
+}
+
+Dialer::State Dialer::step() {
+  if (state_ != State::kBusy) return state_;
+  if (!fd_) {
+    if (Clock::now() < resume_at_) return State::kBusy;
+    Result<Fd> fd = start_connect(to_, from_);
+    if (!fd) return retry(fd.error().message);
+    fd_ = std::move(fd).value();
+    connected_ = false;
+    hello_sent_ = 0;
+    handshake_.emplace(secret_, true, purpose_);
+  }
+  if (!connected_) {
+    Result<bool> done = connect_done(fd_.get());
+    if (!done) return retry("cannot connect to " + to_.str() + ": " + done.error().message);
+    if (!*done) return State::kBusy;
+    connected_ = true;
+  }
+  auto blocked = [] { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; };
+  while (hello_sent_ < hello_.size()) {
+    ssize_t n = ::send(fd_.get(), hello_.data() + hello_sent_, hello_.size() - hello_sent_, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n < 0) return blocked() ? State::kBusy : retry(std::string("send: ") + std::strerror(errno));
+    hello_sent_ += size_t(n);
+  }
+  while (true) {
+    for (std::span<const uint8_t> out; !(out = handshake_->output()).empty();) {
+      ssize_t n = ::send(fd_.get(), out.data(), out.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (n < 0) return blocked() ? State::kBusy : retry(std::string("send: ") + std::strerror(errno));
+      handshake_->wrote(size_t(n));
+    }
+    if (handshake_->done()) return state_ = State::kDone;
+    uint8_t buffer[64];
+    ssize_t n = ::recv(fd_.get(), buffer, std::min(handshake_->wanted(), sizeof buffer), MSG_DONTWAIT);
+    if (n == 0) return retry("closed by " + to_.str() + " before the handshake was decided");
+    if (n < 0) return blocked() ? State::kBusy : retry(std::string("recv: ") + std::strerror(errno));
+    if (Status proof = handshake_->feed({buffer, size_t(n)}); !proof) {  // final: wrong peer or secret
+      error_ = proof.message();
+      fd_ = Fd();
+      return state_ = State::kFailed;
+    }
+  }
+}
+
 Result<Fd> dial(const Endpoint& to, std::span<const uint8_t> hello, const Secret& secret, const std::string& purpose,
                 Clock::time_point deadline, const std::string& from) {
-  auto pause = std::chrono::milliseconds(10);
+  Dialer d(to, hello, secret, purpose, from);
   while (true) {
-    Result<Fd> fd = connect_to(to, deadline, from);
-    if (!fd) return fd.error();
-    Status st = send_all(fd->get(), hello.data(), hello.size(), deadline);
-    Handshake h(secret, true, purpose);
-    uint8_t buffer[64];
-    while (st.ok() && !h.done()) {
-      std::span<const uint8_t> out = h.output();
-      if (!out.empty() && (st = send_all(fd->get(), out.data(), out.size(), deadline)).ok()) h.wrote(out.size());
-      size_t want = h.wanted();
-      if (!st.ok() || want == 0) continue;
-      if (!(st = recv_all(fd->get(), buffer, want, deadline)).ok()) break;
-      if (Status proof = h.feed({buffer, want}); !proof) return Error{proof.message()};  // final: wrong peer or secret
-    }
-    if (st.ok()) return fd;
-    if (Clock::now() + pause >= deadline) return Error{st.message()};
-    std::this_thread::sleep_for(pause);  // dropped before the proof: the gate was crowded
-    pause = std::min(pause * 2, std::chrono::milliseconds(200));
+    Dialer::State s = d.step();
+    if (s == Dialer::State::kDone) return d.take();
+    if (s == Dialer::State::kFailed) return Error{d.error()};
+    auto now = Clock::now();
+    if (now >= deadline) return Error{d.error().empty() ? "timed out connecting to " + to.str() : d.error()};
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count() + 1;
+    pollfd p = d.waits_for();
+    if (p.fd < 0) std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(left, 5)));
+    else ::poll(&p, 1, int(std::min<int64_t>(left, 100)));
   }
 }
 

@@ -8,6 +8,8 @@
 // logged once per source address.
 #pragma once
 
+#include <poll.h>
+
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -50,12 +52,15 @@ class Gate {
   Gate& operator=(const Gate&) = delete;
 
   // Runs every pending handshake until one connection is admitted, or the deadline passes
-  // (Error). Handshakes still under way stay pending for the next call.
+  // (Error; a deadline already past polls once without waiting). Handshakes still under
+  // way stay pending for the next call.
   Result<Arrival> admit(Clock::time_point deadline);
   // The caller's own refusal of an admitted arrival (a rank that joined twice): counted and
   // logged like the gate's.
   void refuse(size_t listener, const std::string& from, const std::string& why);
   int refused() const { return refused_; }
+  // Appends what admit() would poll on, for a caller that sleeps on more than the gate.
+  void poll_fds(std::vector<pollfd>& out) const;
   size_t pending() const { return pending_.size(); }
 
  private:
@@ -73,10 +78,38 @@ class Gate {
   int refused_ = 0;
 };
 
-// The connecting side: connects (binding `from` if given), sends the hello, proves
-// `purpose`. When the other end closes before the proof is decided — a gate full of
-// strangers drops its oldest handshake — it tries again until the deadline; a failed proof
-// is final.
+// The connecting side, in steps that never block: connect (binding `from` if given), send
+// the hello, prove `purpose`. A refused connect (the peer not listening yet) or one the
+// other end closes before the proof is decided (a gate full of strangers drops its oldest
+// handshake) is tried again after a pause; a failed proof is final.
+class Dialer {
+ public:
+  enum class State { kBusy, kDone, kFailed };
+  Dialer(Endpoint to, std::span<const uint8_t> hello, const Secret& secret, std::string purpose, std::string from = "");
+  State step();
+  // What the next step waits for, to poll on (fd -1 while pausing before a retry).
+  pollfd waits_for() const;
+  Fd take() { return std::move(fd_); }  // once kDone: the proven connection, non-blocking
+  // Why it failed (kFailed), or the last reason it had to try again.
+  const std::string& error() const { return error_; }
+
+ private:
+  State retry(std::string why);
+  Endpoint to_;
+  std::vector<uint8_t> hello_;
+  Secret secret_;
+  std::string purpose_, from_;
+  Fd fd_;
+  bool connected_ = false;
+  size_t hello_sent_ = 0;
+  std::optional<Handshake> handshake_;
+  Clock::time_point resume_at_{};
+  std::chrono::milliseconds pause_{10};
+  std::string error_;
+  State state_ = State::kBusy;
+};
+
+// A Dialer run to the end: the proven connection, or an Error at the deadline.
 Result<Fd> dial(const Endpoint& to, std::span<const uint8_t> hello, const Secret& secret, const std::string& purpose,
                 Clock::time_point deadline, const std::string& from = "");
 

@@ -103,49 +103,69 @@ Result<Fd> listen_on(const std::string& host, uint16_t port, uint16_t* bound_por
   return Error{"cannot listen on " + Endpoint{host, port}.str() + ": " + last};
 }
 
-Result<Fd> connect_to(const Endpoint& to, Clock::time_point deadline, const std::string& from) {
+Result<Fd> start_connect(const Endpoint& to, const std::string& from) {
+  Result<addrinfo*> res = resolve(to.host, to.port, false);
+  if (!res) return res.error();
   std::string last = "no address";
-  while (true) {
-    Result<addrinfo*> res = resolve(to.host, to.port, false);
-    if (!res) return res.error();
-    for (addrinfo* ai = *res; ai; ai = ai->ai_next) {
-      Fd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-      if (!fd) continue;
-      if (!from.empty()) {
-        Result<addrinfo*> local = resolve(from, 0, true);
-        if (!local) {
-          freeaddrinfo(*res);
-          return local.error();
-        }
-        int rc = ::bind(fd.get(), (*local)->ai_addr, (*local)->ai_addrlen);
-        freeaddrinfo(*local);
-        if (rc != 0) {
-          last = errno_text(("bind to " + from).c_str());
-          continue;
-        }
-      }
-      int rc = ::connect(fd.get(), ai->ai_addr, ai->ai_addrlen);
-      if (rc != 0 && errno == EINPROGRESS) {
-        if (wait_for(fd.get(), POLLOUT, deadline, "connect")) {
-          int err = 0;
-          socklen_t len = sizeof err;
-          ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
-          rc = err ? -1 : 0;
-          errno = err;
-        }
-      }
-      if (rc == 0) {
-        int flags = ::fcntl(fd.get(), F_GETFL);
-        ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
-        set_nodelay(fd.get());
+  for (addrinfo* ai = *res; ai; ai = ai->ai_next) {
+    Fd fd(::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!fd) continue;
+    if (!from.empty()) {
+      Result<addrinfo*> local = resolve(from, 0, true);
+      if (!local) {
         freeaddrinfo(*res);
+        return local.error();
+      }
+      int rc = ::bind(fd.get(), (*local)->ai_addr, (*local)->ai_addrlen);
+      freeaddrinfo(*local);
+      if (rc != 0) {
+        last = errno_text(("bind to " + from).c_str());
+        continue;
+      }
+    }
+    if (::connect(fd.get(), ai->ai_addr, ai->ai_addrlen) == 0 || errno == EINPROGRESS) {
+      freeaddrinfo(*res);
+      return fd;
+    }
+    last = errno_text("connect");
+  }
+  freeaddrinfo(*res);
+  return Error{"cannot connect to " + to.str() + ": " + last};
+}
+
+Result<bool> connect_done(int fd) {
+  pollfd p{fd, POLLOUT, 0};
+  int rc = ::poll(&p, 1, 0);
+  if (rc < 0 && errno != EINTR) return Error{errno_text("poll")};
+  if (rc <= 0) return false;
+  int err = 0;
+  socklen_t len = sizeof err;
+  ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+  if (err) return Error{std::string("connect: ") + std::strerror(err)};
+  set_nodelay(fd);
+  return true;
+}
+
+Result<Fd> connect_to(const Endpoint& to, Clock::time_point deadline, const std::string& from) {
+  Result<addrinfo*> where = resolve(to.host, to.port, false);  // a wrong name fails now, not at the deadline
+  if (!where) return where.error();
+  freeaddrinfo(*where);
+  while (true) {
+    Result<Fd> fd = start_connect(to, from);
+    std::string last = fd ? "" : fd.error().message;
+    if (fd) {
+      Result<bool> done = false;
+      while ((done = connect_done(fd->get())) && !*done && Clock::now() < deadline)
+        (void)wait_for(fd->get(), POLLOUT, deadline, "connect");
+      if (done && *done) {
+        int flags = ::fcntl(fd->get(), F_GETFL);
+        ::fcntl(fd->get(), F_SETFL, flags & ~O_NONBLOCK);
         return fd;
       }
-      last = errno_text("connect");
+      last = "cannot connect to " + to.str() + ": " + (done ? "timed out" : done.error().message);
     }
-    freeaddrinfo(*res);
-    if (Clock::now() >= deadline) return Error{"cannot connect to " + to.str() + ": " + last};
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (Clock::now() >= deadline) return Error{last};
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the peer may start later
   }
 }
 

@@ -42,6 +42,10 @@ Result<Fd> listen_on(const std::string& host, uint16_t port, uint16_t* bound_por
 // Connects, retrying refused connections until the deadline (the peer may start later).
 // A non-empty `from` binds the local end to that address first (rail affinity).
 Result<Fd> connect_to(const Endpoint& to, Clock::time_point deadline, const std::string& from = "");
+// The same in two steps for a caller that must not block: a non-blocking socket whose
+// connect is under way (or done), then whether it is done (false: not yet; Error: failed).
+Result<Fd> start_connect(const Endpoint& to, const std::string& from = "");
+Result<bool> connect_done(int fd);
 // Accepts one connection, or an Error at the deadline.
 Result<Fd> accept_one(int listener, Clock::time_point deadline);
 

@@ -7,7 +7,6 @@
 #include <cstring>
 
 #include "ccl/log.h"
-#include "ccl/net/gate.h"
 
 namespace xm::ccl {
 
@@ -86,82 +85,6 @@ Result<std::vector<net::Fd>> listen_on_rails(std::vector<Rail>& rails) {
     out.push_back(std::move(fd).value());
   }
   return out;
-}
-
-namespace {
-
-std::string purpose(int a, int b, size_t rail) {
-  return "data/" + std::to_string(std::min(a, b)) + "/" + std::to_string(std::max(a, b)) + "/" + std::to_string(rail);
-}
-
-}  // namespace
-
-Result<std::map<int, std::unique_ptr<TcpLink>>> connect_tcp(const TcpSetup& s) {
-  std::map<int, std::vector<net::Fd>> sockets;
-  auto rails_with = [&](int peer) { return std::min(s.rails.size(), s.peers.at(peer).size()); };
-  // Connect to lower ranks first, then accept higher ones: rank 0 only accepts, and
-  // each rank reaches its accept phase once the lower ranks have, so nobody waits in a cycle.
-  for (auto& [peer, theirs] : s.peers) {
-    if (peer > s.rank) continue;
-    for (size_t r = 0; r < rails_with(peer); ++r) {
-      // Say who we claim to be, then prove it: the proof binds both ranks and the rail.
-      uint32_t hello[2] = {htonl(uint32_t(s.rank)), htonl(uint32_t(r))};
-      Result<net::Fd> fd = net::dial({theirs[r].host, theirs[r].port}, {reinterpret_cast<const uint8_t*>(hello), sizeof hello},
-                                     s.secret, purpose(s.rank, peer, r), s.deadline, s.rails[r].host);
-      if (!fd) return Error{"rank " + std::to_string(peer) + " rail " + std::to_string(r) + ": " + fd.error().message};
-      sockets[peer].push_back(std::move(fd).value());
-    }
-  }
-  // Then every higher rank's connections, one per rail, on that rail's listener.
-  std::map<int, std::vector<net::Fd>> accepted;
-  size_t expected = 0;
-  for (auto& [peer, theirs] : s.peers)
-    if (peer > s.rank) expected += rails_with(peer), accepted[peer].resize(rails_with(peer));
-  // The hello claims a rank and rail; the handshake then proves the claim. The gate runs
-  // every handshake at once: a stranger on a rail's port delays no rank.
-  net::Gate::Rules rules;
-  rules.hello_bytes = 8;
-  rules.purpose = [&](size_t listener, std::span<const uint8_t> bytes) -> Result<std::string> {
-    uint32_t hello[2];
-    std::memcpy(hello, bytes.data(), sizeof hello);
-    int peer = int(ntohl(hello[0]));
-    size_t rail = ntohl(hello[1]);
-    auto it = accepted.find(peer);
-    if (it == accepted.end() || rail != listener || rail >= it->second.size() || it->second[rail])
-      return Error{"unexpected hello (rank " + std::to_string(peer) + ", rail " + std::to_string(rail) + ")"};
-    return purpose(s.rank, peer, rail);
-  };
-  rules.warn = [&](size_t rail, const std::string& from, const std::string& why) {
-    XCCL_LOG(LogLevel::kWarn, Subsys::kNet, s.rank,
-             "refused data connection from " + from + " on rail " + std::to_string(rail) + ": " + why);
-  };
-  std::vector<int> listening;
-  for (const net::Fd& l : *s.listeners) listening.push_back(l.get());
-  net::Gate gate(listening, s.secret, rules);
-  for (size_t got = 0; got < expected;) {
-    Result<net::Gate::Arrival> in = gate.admit(s.deadline);
-    if (!in) return Error{"timed out waiting for " + std::to_string(expected - got) + " TCP connections from higher ranks"};
-    uint32_t hello[2];
-    std::memcpy(hello, in->hello.data(), sizeof hello);
-    std::vector<net::Fd>& theirs = accepted[int(ntohl(hello[0]))];
-    net::Fd& slot = theirs[ntohl(hello[1])];
-    if (slot) {  // two proven connections for one rail: the gate checked before either finished
-      gate.refuse(in->listener, in->from, "rail " + std::to_string(in->listener) + " connected twice");
-      continue;
-    }
-    slot = std::move(in->fd);
-    ++got;
-  }
-  for (auto& [peer, fds] : accepted) sockets[peer] = std::move(fds);
-  for (net::Fd& l : *s.listeners) l = net::Fd();  // later connections are refused by the kernel
-
-  std::map<int, std::unique_ptr<TcpLink>> links;
-  for (auto& [peer, fds] : sockets) {
-    std::vector<double> weights;
-    for (size_t r = 0; r < fds.size(); ++r) weights.push_back(std::min(s.rails[r].gbps, s.peers.at(peer)[r].gbps));
-    links[peer] = std::make_unique<TcpLink>(peer, std::move(fds), weights, s.stripe_bytes, s.staging_bytes);
-  }
-  return links;
 }
 
 }  // namespace xm::ccl

@@ -48,7 +48,7 @@ class TcpLink final : public Link {
 struct TcpSetup {
   int rank = 0;
   std::vector<Rail> rails;                      // this rank's, with listening ports
-  std::vector<net::Fd>* listeners = nullptr;    // one per rail, closed when done
+  std::vector<net::Fd>* listeners = nullptr;    // one per rail, taken by the connector
   std::map<int, std::vector<Rail>> peers;       // peers to reach over TCP, and their rails
   net::Secret secret;
   net::Clock::time_point deadline;
@@ -58,9 +58,5 @@ struct TcpSetup {
 
 // Listens on every rail (any free port); fills in the ports.
 Result<std::vector<net::Fd>> listen_on_rails(std::vector<Rail>& rails);
-
-// Connects to lower ranks and accepts higher ones, every connection authenticated and
-// rail-affine. Connections without the job's secret are refused and logged.
-Result<std::map<int, std::unique_ptr<TcpLink>>> connect_tcp(const TcpSetup& setup);
 
 }  // namespace xm::ccl

@@ -1,0 +1,147 @@
+#include "ccl/tcp/tcp_connector.h"
+
+#include <arpa/inet.h>
+#include <poll.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "ccl/log.h"
+
+namespace xm::ccl {
+namespace {
+
+std::string purpose(int a, int b, size_t rail) {
+  return "data/" + std::to_string(std::min(a, b)) + "/" + std::to_string(std::max(a, b)) + "/" + std::to_string(rail);
+}
+
+}  // namespace
+
+TcpConnector::TcpConnector(TcpSetup setup) : setup_(std::move(setup)) {
+  if (setup_.listeners) listeners_ = std::move(*setup_.listeners);
+  setup_.listeners = nullptr;
+  // The hello claims a rank and rail; the handshake then proves the claim.
+  net::Gate::Rules rules;
+  rules.hello_bytes = 8;
+  rules.purpose = [this](size_t listener, std::span<const uint8_t> bytes) -> Result<std::string> {
+    uint32_t hello[2];
+    std::memcpy(hello, bytes.data(), sizeof hello);
+    int peer = int(ntohl(hello[0]));
+    size_t rail = ntohl(hello[1]);
+    bool expected = peer > setup_.rank && knows(peer) && rail == listener && rail < rails_with(peer) &&
+                    !links_.count(peer) && !(pending_.count(peer) && pending_.at(peer).sockets[rail]);
+    if (!expected) return Error{"unexpected hello (rank " + std::to_string(peer) + ", rail " + std::to_string(rail) + ")"};
+    return purpose(setup_.rank, peer, rail);
+  };
+  rules.warn = [rank = setup_.rank](size_t rail, const std::string& from, const std::string& why) {
+    XCCL_LOG(LogLevel::kWarn, Subsys::kNet, rank,
+             "refused data connection from " + from + " on rail " + std::to_string(rail) + ": " + why);
+  };
+  std::vector<int> listening;
+  for (const net::Fd& l : listeners_) listening.push_back(l.get());
+  gate_ = std::make_unique<net::Gate>(listening, setup_.secret, rules);
+}
+
+size_t TcpConnector::rails_with(int peer) const { return std::min(setup_.rails.size(), setup_.peers.at(peer).size()); }
+
+TcpConnector::Pending& TcpConnector::pending(int peer) {
+  auto [it, fresh] = pending_.try_emplace(peer);
+  if (fresh) {
+    it->second.sockets.resize(rails_with(peer));
+    if (peer < setup_.rank) it->second.dialing.resize(rails_with(peer));
+  }
+  return it->second;
+}
+
+void TcpConnector::admit_arrivals() {
+  if (listeners_.empty()) return;
+  while (true) {
+    Result<net::Gate::Arrival> in = gate_->admit(net::Clock::now());  // whoever is ready, no waiting
+    if (!in) return;
+    uint32_t hello[2];
+    std::memcpy(hello, in->hello.data(), sizeof hello);
+    int peer = int(ntohl(hello[0]));
+    Pending& p = pending(peer);
+    net::Fd& slot = p.sockets[ntohl(hello[1])];
+    if (slot || links_.count(peer)) {  // two proven connections for one rail: both passed the gate at once
+      gate_->refuse(in->listener, in->from, "rail " + std::to_string(in->listener) + " connected twice");
+      continue;
+    }
+    slot = std::move(in->fd);
+    ++p.connected;
+  }
+}
+
+TcpLink* TcpConnector::progress(int peer) {
+  if (auto it = links_.find(peer); it != links_.end()) return it->second.get();
+  if (!knows(peer)) return nullptr;
+  Pending& p = pending(peer);
+  if (!p.failed.ok()) return nullptr;
+  const std::vector<Rail>& theirs = setup_.peers.at(peer);
+  for (size_t r = 0; r < p.dialing.size(); ++r) {  // the higher rank dials
+    if (p.sockets[r]) continue;
+    if (!p.dialing[r]) {
+      // Say who we claim to be, then prove it: the proof binds both ranks and the rail.
+      uint32_t hello[2] = {htonl(uint32_t(setup_.rank)), htonl(uint32_t(r))};
+      p.dialing[r].emplace(net::Endpoint{theirs[r].host, theirs[r].port},
+                           std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(hello), sizeof hello),
+                           setup_.secret, purpose(setup_.rank, peer, r), setup_.rails[r].host);
+    }
+    net::Dialer::State s = p.dialing[r]->step();
+    if (s == net::Dialer::State::kFailed) {
+      p.failed = Error{"rail " + std::to_string(r) + ": " + p.dialing[r]->error()};
+      return nullptr;
+    }
+    if (s == net::Dialer::State::kDone) p.sockets[r] = p.dialing[r]->take(), ++p.connected;
+  }
+  admit_arrivals();  // the lower rank's side, and any other peer's that is under way
+  if (p.connected < p.sockets.size()) return nullptr;
+  std::vector<double> weights;
+  for (size_t r = 0; r < p.sockets.size(); ++r) weights.push_back(std::min(setup_.rails[r].gbps, theirs[r].gbps));
+  auto link = std::make_unique<TcpLink>(peer, std::move(p.sockets), weights, setup_.stripe_bytes, setup_.staging_bytes);
+  pending_.erase(peer);
+  XCCL_LOG(LogLevel::kTrace, Subsys::kNet, setup_.rank,
+           "connected to rank " + std::to_string(peer) + " over " + std::to_string(weights.size()) + " rail(s)");
+  return (links_[peer] = std::move(link)).get();
+}
+
+Status TcpConnector::status(int peer) const {
+  auto it = pending_.find(peer);
+  if (it == pending_.end() || it->second.failed.ok()) return Status::Ok();
+  return it->second.failed;
+}
+
+Status TcpConnector::connect_all(net::Clock::time_point deadline) {
+  std::vector<pollfd> fds;
+  while (true) {
+    size_t missing = 0;
+    for (auto& [peer, rails] : setup_.peers) {
+      if (progress(peer)) continue;
+      if (Status st = status(peer); !st) return Error{"rank " + std::to_string(peer) + " " + st.message()};
+      ++missing;
+    }
+    if (missing == 0) return Status::Ok();
+    if (net::Clock::now() >= deadline) {
+      std::string why;
+      for (auto& [peer, p] : pending_)
+        for (auto& d : p.dialing)
+          if (d && !d->error().empty()) why = ": " + d->error();
+      return Error{"timed out with " + std::to_string(missing) + " TCP peer(s) not connected" + why};
+    }
+    // Sleep until a dial or the gate can move (5 ms at most: dials pause between attempts).
+    fds.clear();
+    if (!listeners_.empty()) gate_->poll_fds(fds);
+    for (auto& [peer, p] : pending_)
+      for (auto& d : p.dialing)
+        if (d && d->waits_for().fd >= 0) fds.push_back(d->waits_for());
+    ::poll(fds.data(), fds.size(), 5);
+  }
+}
+
+Result<std::map<int, std::unique_ptr<TcpLink>>> connect_tcp(const TcpSetup& setup) {
+  TcpConnector connector(setup);
+  if (Status st = connector.connect_all(setup.deadline); !st) return Error{st.message()};
+  return connector.take_links();
+}
+
+}  // namespace xm::ccl
