@@ -87,21 +87,33 @@ Status Handshake::feed(std::span<const uint8_t> bytes) {
   have_ = 0;
   const uint8_t *my_nonce = mine_.data() + sizeof kMagic, *their_nonce = theirs_.data() + sizeof kMagic;
   char me = initiator_ ? 'I' : 'A', peer = initiator_ ? 'A' : 'I';
+  auto prove = [&] {
+    auto mine = proof(secret_, purpose_, me, my_nonce, their_nonce);
+    out_.insert(out_.end(), mine.begin(), mine.end());
+  };
   if (stage_ == Stage::kNonce) {
     if (std::memcmp(theirs_.data(), kMagic, sizeof kMagic) != 0) {
       stage_ = Stage::kFailed;
       return Error{"peer does not speak the xccl handshake"};
     }
-    auto mine = proof(secret_, purpose_, me, my_nonce, their_nonce);
-    out_.insert(out_.end(), mine.begin(), mine.end());
+    if (initiator_) prove();
     stage_ = Stage::kProof;
     return Status::Ok();
   }
   auto want = proof(secret_, purpose_, peer, their_nonce, my_nonce);
   if (CRYPTO_memcmp(their_proof_.data(), want.data(), kProof) != 0) {
     stage_ = Stage::kFailed;
+    if (initiator_) {
+      const std::array<uint8_t, kProof> refusal{};
+      if (their_proof_ == refusal) return Error{"peer refused our proof: it does not hold the same job secret"};
+    } else {
+      out_.insert(out_.end(), kProof, 0);  // the refusal: said so the initiator does not try again
+    }
     return Error{"peer does not hold the job secret"};
   }
+  // The acceptor proves itself last, once it has accepted: an initiator that holds its proof
+  // knows the connection is taken, never one the acceptor has already dropped.
+  if (!initiator_) prove();
   stage_ = Stage::kDone;
   return Status::Ok();
 }

@@ -26,8 +26,10 @@ Result<Secret> secret_from_hex(std::string_view hex);
 
 // One side of the handshake as a state machine that does no I/O: it says what to write and
 // how many bytes it wants next, so one thread can run many handshakes at once (net::Gate)
-// and a fuzzer can feed it anything. Each side writes a magic and a nonce, reads the
-// other's, writes its proof, reads and checks the other's.
+// and a fuzzer can feed it anything. Each side writes a magic and a nonce and reads the
+// other's; the initiator then proves itself, and the acceptor, once it has checked that
+// proof, proves itself back: so the initiator finishes only on a connection the acceptor
+// has taken (and an acceptor gives nothing to a stranger that cannot prove itself first).
 class Handshake {
  public:
   Handshake(const Secret& secret, bool initiator, std::string purpose);
@@ -36,7 +38,9 @@ class Handshake {
   // How many bytes the next read may take: 0 once the peer's proof is in, or on failure.
   size_t wanted() const;
   // Takes at most wanted() bytes read from the peer. Error: it does not speak the
-  // handshake or does not hold the secret; the connection must be closed.
+  // handshake or does not hold the secret; the connection must be closed (an acceptor
+  // first writes what output() still holds: its refusal, 32 zero bytes where its proof
+  // would be, so an honest initiator with the wrong secret stops instead of retrying).
   Status feed(std::span<const uint8_t> bytes);
   // Proven both ways, and everything written.
   bool done() const { return stage_ == Stage::kDone && output().empty(); }

@@ -112,7 +112,11 @@ bool Gate::step(Pending& p) {
       return fail(std::string("recv: ") + std::strerror(errno));
     }
     if (p.handshake) {
-      if (Status st = p.handshake->feed({buffer, size_t(n)}); !st) return fail(st.message());
+      if (Status st = p.handshake->feed({buffer, size_t(n)}); !st) {
+      std::span<const uint8_t> refusal = p.handshake->output();  // best effort: the socket closes next
+      (void)!::send(p.fd.get(), refusal.data(), refusal.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      return fail(st.message());
+    }
       continue;
     }
     p.hello_have += size_t(n);
@@ -127,41 +131,45 @@ void Gate::poll_fds(std::vector<pollfd>& out) const {
   }
 }
 
+void Gate::expire(Clock::time_point now) {
+  for (auto it = pending_.begin(); it != pending_.end();) {
+    if ((*it)->deadline > now) {
+      ++it;
+      continue;
+    }
+    std::string why = (*it)->handshake ? "did not finish the handshake" : "did not send its hello";
+    refuse((*it)->listener, (*it)->from.str(), why + " within " + std::to_string(rules_.handshake_timeout.count()) + " ms");
+    it = pending_.erase(it);
+  }
+}
+
 Result<Gate::Arrival> Gate::admit(Clock::time_point deadline) {
   std::vector<pollfd> fds;
   for (bool first = true; ready_.empty(); first = false) {  // polls once even past the deadline
     Clock::time_point now = Clock::now();
-    // Deadlines first: whoever had their time is refused, whatever they sent.
-    for (auto it = pending_.begin(); it != pending_.end();) {
-      if ((*it)->deadline > now) {
-        ++it;
-        continue;
-      }
-      std::string why = (*it)->handshake ? "did not finish the handshake" : "did not send its hello";
-      refuse((*it)->listener, (*it)->from.str(),
-             why + " within " + std::to_string(rules_.handshake_timeout.count()) + " ms");
-      it = pending_.erase(it);
-    }
     if (!first && now >= deadline) return Error{"timed out"};
     Clock::time_point wake = std::max(deadline, now);
     for (auto& p : pending_) wake = std::min(wake, p->deadline);
     fds.clear();
     poll_fds(fds);
-    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1;
+    auto ms = wake <= now ? 0 : std::chrono::duration_cast<std::chrono::milliseconds>(wake - now).count() + 1;
     int rc = ::poll(fds.data(), fds.size(), int(std::clamp<int64_t>(ms, 0, 1000)));
     if (rc < 0 && errno != EINTR) return Error{std::string("poll: ") + std::strerror(errno)};
-    if (rc <= 0) continue;
-    // Handshakes before new arrivals: the polled entries still line up with pending_.
-    size_t index = listeners_.size();
-    for (auto it = pending_.begin(); it != pending_.end(); ++index) {
-      if (fds[index].revents == 0 || step(**it)) {
-        ++it;
-        continue;
+    if (rc > 0) {
+      // Handshakes before new arrivals: the polled entries still line up with pending_.
+      size_t index = listeners_.size();
+      for (auto it = pending_.begin(); it != pending_.end(); ++index) {
+        if (fds[index].revents == 0 || step(**it)) {
+          ++it;
+          continue;
+        }
+        it = pending_.erase(it);  // admitted (into ready_) or refused
       }
-      it = pending_.erase(it);  // admitted (into ready_) or refused
+      for (size_t l = 0; l < listeners_.size(); ++l)
+        if (fds[l].revents & POLLIN) accept_all(l);
     }
-    for (size_t l = 0; l < listeners_.size(); ++l)
-      if (fds[l].revents & POLLIN) accept_all(l);
+    // Then deadlines: what arrived in time counts even when this rank was slow to look.
+    expire(Clock::now());
   }
   Arrival a = std::move(ready_.front());
   ready_.pop_front();

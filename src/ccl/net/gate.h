@@ -66,6 +66,7 @@ class Gate {
  private:
   struct Pending;
   void accept_all(size_t listener);
+  void expire(Clock::time_point now);  // refuses the handshakes past their deadline
   // Moves one connection's handshake on; false once it is admitted (into ready_) or refused.
   bool step(Pending& p);
 

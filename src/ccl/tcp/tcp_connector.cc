@@ -72,13 +72,10 @@ void TcpConnector::admit_arrivals() {
   }
 }
 
-TcpLink* TcpConnector::progress(int peer) {
-  if (auto it = links_.find(peer); it != links_.end()) return it->second.get();
-  if (!knows(peer)) return nullptr;
+void TcpConnector::step_dials(int peer) {
   Pending& p = pending(peer);
-  if (!p.failed.ok()) return nullptr;
   const std::vector<Rail>& theirs = setup_.peers.at(peer);
-  for (size_t r = 0; r < p.dialing.size(); ++r) {  // the higher rank dials
+  for (size_t r = 0; r < p.dialing.size() && p.failed.ok(); ++r) {  // the higher rank dials
     if (p.sockets[r]) continue;
     if (!p.dialing[r]) {
       // Say who we claim to be, then prove it: the proof binds both ranks and the rail.
@@ -88,14 +85,15 @@ TcpLink* TcpConnector::progress(int peer) {
                            setup_.secret, purpose(setup_.rank, peer, r), setup_.rails[r].host);
     }
     net::Dialer::State s = p.dialing[r]->step();
-    if (s == net::Dialer::State::kFailed) {
-      p.failed = Error{"rail " + std::to_string(r) + ": " + p.dialing[r]->error()};
-      return nullptr;
-    }
+    if (s == net::Dialer::State::kFailed) p.failed = Error{"rail " + std::to_string(r) + ": " + p.dialing[r]->error()};
     if (s == net::Dialer::State::kDone) p.sockets[r] = p.dialing[r]->take(), ++p.connected;
   }
-  admit_arrivals();  // the lower rank's side, and any other peer's that is under way
-  if (p.connected < p.sockets.size()) return nullptr;
+}
+
+TcpLink* TcpConnector::make_link(int peer) {
+  Pending& p = pending(peer);
+  if (!p.failed.ok() || p.connected < p.sockets.size()) return nullptr;
+  const std::vector<Rail>& theirs = setup_.peers.at(peer);
   std::vector<double> weights;
   for (size_t r = 0; r < p.sockets.size(); ++r) weights.push_back(std::min(setup_.rails[r].gbps, theirs[r].gbps));
   auto link = std::make_unique<TcpLink>(peer, std::move(p.sockets), weights, setup_.stripe_bytes, setup_.staging_bytes);
@@ -103,6 +101,14 @@ TcpLink* TcpConnector::progress(int peer) {
   XCCL_LOG(LogLevel::kTrace, Subsys::kNet, setup_.rank,
            "connected to rank " + std::to_string(peer) + " over " + std::to_string(weights.size()) + " rail(s)");
   return (links_[peer] = std::move(link)).get();
+}
+
+TcpLink* TcpConnector::progress(int peer) {
+  if (auto it = links_.find(peer); it != links_.end()) return it->second.get();
+  if (!knows(peer)) return nullptr;
+  step_dials(peer);
+  admit_arrivals();  // the lower rank's side, and any other peer's that is under way
+  return make_link(peer);
 }
 
 Status TcpConnector::status(int peer) const {
@@ -114,11 +120,22 @@ Status TcpConnector::status(int peer) const {
 Status TcpConnector::connect_all(net::Clock::time_point deadline) {
   std::vector<pollfd> fds;
   while (true) {
+    for (auto& [peer, rails] : setup_.peers)
+      if (!links_.count(peer)) step_dials(peer);
+    admit_arrivals();
     size_t missing = 0;
+    bool pausing = false;  // a dial waits out its pause before trying again
+    fds.clear();
+    if (!listeners_.empty()) gate_->poll_fds(fds);
     for (auto& [peer, rails] : setup_.peers) {
-      if (progress(peer)) continue;
+      if (links_.count(peer) || make_link(peer)) continue;
       if (Status st = status(peer); !st) return Error{"rank " + std::to_string(peer) + " " + st.message()};
       ++missing;
+      for (auto& d : pending(peer).dialing) {
+        if (!d) continue;
+        if (pollfd w = d->waits_for(); w.fd >= 0) fds.push_back(w);
+        else pausing = true;
+      }
     }
     if (missing == 0) return Status::Ok();
     if (net::Clock::now() >= deadline) {
@@ -128,13 +145,7 @@ Status TcpConnector::connect_all(net::Clock::time_point deadline) {
           if (d && !d->error().empty()) why = ": " + d->error();
       return Error{"timed out with " + std::to_string(missing) + " TCP peer(s) not connected" + why};
     }
-    // Sleep until a dial or the gate can move (5 ms at most: dials pause between attempts).
-    fds.clear();
-    if (!listeners_.empty()) gate_->poll_fds(fds);
-    for (auto& [peer, p] : pending_)
-      for (auto& d : p.dialing)
-        if (d && d->waits_for().fd >= 0) fds.push_back(d->waits_for());
-    ::poll(fds.data(), fds.size(), 5);
+    ::poll(fds.data(), fds.size(), pausing ? 5 : 100);  // until a dial or the gate can move
   }
 }
 

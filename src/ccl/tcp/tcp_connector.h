@@ -45,7 +45,9 @@ class TcpConnector {
   };
   Pending& pending(int peer);
   size_t rails_with(int peer) const;
-  void admit_arrivals();
+  void step_dials(int peer);  // when this rank dials `peer`
+  void admit_arrivals();      // everyone at the gate, into their peers' slots
+  TcpLink* make_link(int peer);  // once every rail of `peer` is in
 
   TcpSetup setup_;
   std::vector<net::Fd> listeners_;

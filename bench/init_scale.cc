@@ -1,0 +1,173 @@
+// init_scale: what a job of N ranks over TCP costs to start, with data connections made
+// when first needed (XCCL_RUNTIME_CONNECT=1, the default) against all made at init (=0).
+//
+//   init_scale [--np N] [--rounds R] [--collective all_reduce|alltoall] [--bytes B]
+//
+// Each round forks N ranks on loopback (XCCL_SHM_DISABLE=1, one rail), each timing
+// xcclCommInitRank and then its first collective of B bytes (which, on demand, makes the
+// connections it needs), and reporting its peak resident memory (VmHWM) and sockets after.
+// The two settings alternate round by round. Prints per setting the medians over rounds of
+// the slowest rank's init and first-collective times, the total peak memory of all ranks
+// and the sockets per rank.
+#include <xccl/xccl.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct RankReport {
+  double init_ms = 0, first_ms = 0;
+  int64_t peak_kib = 0;
+  int sockets = 0;
+  int ok = 0;
+};
+
+int64_t peak_kib() {
+  std::ifstream in("/proc/self/status");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::atoll(line.c_str() + 6);
+  return 0;
+}
+
+int sockets() {
+  int n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code ec;
+    n += std::filesystem::read_symlink(e.path(), ec).string().rfind("socket:", 0) == 0;
+  }
+  return n;
+}
+
+[[noreturn]] void rank_main(int read_id, int write_report, int rank, int ranks, bool alltoall, size_t bytes) {
+  xcclUniqueId id;
+  if (::read(read_id, &id, sizeof id) != sizeof id) _exit(2);
+  RankReport r;
+  auto t0 = Clock::now();
+  xcclComm_t comm = nullptr;
+  if (xcclCommInitRank(&comm, ranks, id, rank) == xcclSuccess) {
+    auto t1 = Clock::now();
+    size_t count = bytes / sizeof(float);
+    std::vector<float> in(alltoall ? count / ranks * ranks : count, 1.0f), out(in.size());
+    xcclResult_t res = alltoall ? xcclAllToAll(in.data(), out.data(), count / ranks, xcclFloat, comm)
+                                : xcclAllReduce(in.data(), out.data(), count, xcclFloat, xcclSum, comm);
+    auto t2 = Clock::now();
+    r.ok = res == xcclSuccess;
+    if (!r.ok) std::fprintf(stderr, "rank %d: %s\n", rank, xcclGetLastError());
+    r.init_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+    r.first_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
+    r.sockets = sockets();
+    r.peak_kib = peak_kib();
+    xcclCommDestroy(comm);
+  } else {
+    std::fprintf(stderr, "rank %d: init: %s\n", rank, xcclGetLastError());
+  }
+  _exit(::write(write_report, &r, sizeof r) == sizeof r && r.ok ? 0 : 1);
+}
+
+struct Round {
+  double init_ms = 0, first_ms = 0, total_peak_mib = 0, sockets = 0;
+};
+
+// Forks first, then makes the id (the root is a thread) and hands it down: a child forked
+// while a thread holds a lock would inherit it held.
+Round run_round(int ranks, bool runtime_connect, bool alltoall, size_t bytes) {
+  setenv("XCCL_RUNTIME_CONNECT", runtime_connect ? "1" : "0", 1);
+  int report[2];
+  if (::pipe(report) != 0) std::perror("pipe"), std::exit(1);
+  std::vector<int> id_pipes;
+  std::vector<pid_t> pids;
+  for (int r = 0; r < ranks; ++r) {
+    int p[2];
+    if (::pipe(p) != 0) std::perror("pipe"), std::exit(1);
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(p[1]);
+      ::close(report[0]);
+      rank_main(p[0], report[1], r, ranks, alltoall, bytes);
+    }
+    ::close(p[0]);
+    id_pipes.push_back(p[1]);
+    pids.push_back(pid);
+  }
+  ::close(report[1]);
+  xcclUniqueId id;
+  if (xcclGetUniqueId(&id) != xcclSuccess) std::fprintf(stderr, "%s\n", xcclGetLastError()), std::exit(1);
+  for (int fd : id_pipes) {
+    if (::write(fd, &id, sizeof id) != sizeof id) std::perror("write"), std::exit(1);
+    ::close(fd);
+  }
+  Round out;
+  for (int r = 0; r < ranks; ++r) {
+    RankReport rep;
+    if (::read(report[0], &rep, sizeof rep) != sizeof rep || !rep.ok) std::fprintf(stderr, "a rank failed\n"), std::exit(1);
+    out.init_ms = std::max(out.init_ms, rep.init_ms);
+    out.first_ms = std::max(out.first_ms, rep.first_ms);
+    out.total_peak_mib += double(rep.peak_kib) / 1024;
+    out.sockets += double(rep.sockets) / ranks;
+  }
+  ::close(report[0]);
+  for (pid_t p : pids) ::waitpid(p, nullptr, 0);
+  return out;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int ranks = 64, rounds = 3;
+  std::string only;  // "eager" or "lazy": one setting only
+  bool alltoall = false;
+  size_t bytes = 1 << 20;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (i + 1 >= argc) std::fprintf(stderr, "init_scale: %s needs a value\n", a.c_str()), std::exit(2);
+    std::string v = argv[++i];
+    if (a == "--np") ranks = std::atoi(v.c_str());
+    else if (a == "--rounds") rounds = std::atoi(v.c_str());
+    else if (a == "--bytes") bytes = size_t(std::atoll(v.c_str()));
+    else if (a == "--only" && (v == "eager" || v == "lazy")) only = v;
+    else if (a == "--collective" && (v == "all_reduce" || v == "alltoall")) alltoall = v == "alltoall";
+    else std::fprintf(stderr, "init_scale: bad option %s %s\n", a.c_str(), v.c_str()), std::exit(2);
+  }
+  if (ranks < 2 || ranks > 256 || rounds < 1 || bytes < 4 * size_t(ranks))
+    std::fprintf(stderr, "init_scale: --np 2..256, --rounds >= 1, --bytes >= 4 x ranks\n"), std::exit(2);
+  setenv("XCCL_SHM_DISABLE", "1", 1);
+  setenv("XCCL_RAILS", "127.0.0.1", 1);
+  setenv("XCCL_DEBUG", "WARN", 0);
+  std::vector<Round> eager, lazy;
+  for (int r = 0; r < rounds; ++r) {
+    eager.push_back(only == "lazy" ? Round{} : run_round(ranks, false, alltoall, bytes));
+    lazy.push_back(only == "eager" ? Round{} : run_round(ranks, true, alltoall, bytes));
+  }
+  std::printf("# %d ranks over TCP on loopback, first collective %s of %zu bytes; medians of %d rounds, alternated\n",
+              ranks, alltoall ? "alltoall" : "all_reduce", bytes, rounds);
+  std::printf("%-22s %10s %14s %16s %14s\n", "connections", "init_ms", "first_coll_ms", "peak_mem_MiB", "sockets/rank");
+  for (auto& [name, rs] : {std::pair{"all at init", &eager}, std::pair{"when first needed", &lazy}}) {
+    auto pick = [&](double Round::*f) {
+      std::vector<double> v;
+      for (const Round& r : *rs) v.push_back(r.*f);
+      return median(v);
+    };
+    std::printf("%-22s %10.1f %14.1f %16.0f %14.1f\n", name, pick(&Round::init_ms), pick(&Round::first_ms),
+                pick(&Round::total_peak_mib), pick(&Round::sockets));
+  }
+  return 0;
+}
