@@ -10,6 +10,33 @@
 namespace xm::ccl {
 namespace {
 
+// Ranks 0 and 1 of a job, listening on the same loopback rails; connect() joins them from
+// two threads.
+struct RankPair {
+  explicit RankPair(const char* rails) : rails0(parse_rails(rails, "").value()), rails1(rails0) {
+    l0 = listen_on_rails(rails0).value();
+    l1 = listen_on_rails(rails1).value();
+  }
+  void connect() {
+    std::thread t1([&] {
+      TcpSetup s{1, rails1, &l1, {{0, rails0}}, secret, deadline, 64 << 10, 1 << 20};
+      auto r = connect_tcp(s);
+      ASSERT_TRUE(r.ok()) << r.error().message;
+      links1 = std::move(r).value();
+    });
+    TcpSetup s0{0, rails0, &l0, {{1, rails1}}, secret, deadline, 64 << 10, 1 << 20};
+    auto r0 = connect_tcp(s0);
+    t1.join();
+    ASSERT_TRUE(r0.ok()) << r0.error().message;
+    links0 = std::move(r0).value();
+  }
+  net::Secret secret = net::random_secret();
+  std::vector<Rail> rails0, rails1;
+  std::vector<net::Fd> l0, l1;
+  net::Clock::time_point deadline = net::Clock::now() + std::chrono::seconds(20);
+  std::map<int, std::unique_ptr<TcpLink>> links0, links1;
+};
+
 TEST(StripePlan, SharesFollowTheWeights) {
   StripePlan plan({200, 100, 100});
   std::vector<int> count(3);
@@ -36,20 +63,17 @@ TEST(Rails, ParseAndRoundTrip) {
 
 // Two ranks in threads over two loopback rails, with strangers knocking first.
 TEST(TcpTransport, TwoRailsStripedRailAffineAndStrangersRefused) {
-  net::Secret secret = net::random_secret();
-  std::vector<Rail> rails0 = parse_rails("127.0.0.1@200,127.0.0.2@100", "").value(), rails1 = rails0;
-  auto l0 = listen_on_rails(rails0).value();
-  auto l1 = listen_on_rails(rails1).value();
-  auto deadline = net::Clock::now() + std::chrono::seconds(20);
+  RankPair pair("127.0.0.1@200,127.0.0.2@100");
+  auto deadline = pair.deadline;
   // Strangers knock while the ranks connect: a wrong secret behind a plausible hello,
   // and a bogus hello. Each is refused (or finds the listener already closed).
   std::thread strangers([&] {
-    if (auto a = net::connect_to({rails0[0].host, rails0[0].port}, deadline); a.ok()) {
+    if (auto a = net::connect_to({pair.rails0[0].host, pair.rails0[0].port}, deadline); a.ok()) {
       uint32_t hello[2] = {htonl(1), htonl(0)};
       (void)net::send_all(a->get(), hello, sizeof hello, deadline);
       EXPECT_FALSE(net::authenticate(a->get(), net::random_secret(), true, "data/0/1/0", deadline).ok());
     }
-    if (auto b = net::connect_to({rails0[1].host, rails0[1].port}, deadline); b.ok()) {
+    if (auto b = net::connect_to({pair.rails0[1].host, pair.rails0[1].port}, deadline); b.ok()) {
       uint32_t bogus[2] = {htonl(77), htonl(9)};
       (void)net::send_all(b->get(), bogus, sizeof bogus, deadline);
       char c;
@@ -57,21 +81,12 @@ TEST(TcpTransport, TwoRailsStripedRailAffineAndStrangersRefused) {
     }
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let the strangers go first
-  std::map<int, std::unique_ptr<TcpLink>> links0, links1;
-  std::thread t1([&] {
-    TcpSetup s{1, rails1, &l1, {{0, rails0}}, secret, deadline, 64 << 10, 1 << 20};
-    auto r = connect_tcp(s);
-    ASSERT_TRUE(r.ok()) << r.error().message;
-    links1 = std::move(r).value();
-  });
-  TcpSetup s0{0, rails0, &l0, {{1, rails1}}, secret, deadline, 64 << 10, 1 << 20};
-  auto r0 = connect_tcp(s0);
-  t1.join();
+  pair.connect();
   strangers.join();
-  ASSERT_TRUE(r0.ok()) << r0.error().message;
-  links0 = std::move(r0).value();
+  ASSERT_FALSE(HasFatalFailure());
+  std::map<int, std::unique_ptr<TcpLink>>& links0 = pair.links0;
   TcpLink& a = *links0.at(1);
-  TcpLink& b = *links1.at(0);
+  TcpLink& b = *pair.links1.at(0);
   // 3 MiB from rank 0 to rank 1, pushed and pulled by hand.
   std::vector<std::byte> data(3 << 20), got;
   for (size_t i = 0; i < data.size(); ++i) data[i] = std::byte(i * 7 + 3);
@@ -99,30 +114,18 @@ TEST(TcpTransport, TwoRailsStripedRailAffineAndStrangersRefused) {
 // A hundred silent connections on a rail's port before the peer connects: the peer's
 // connection is taken at once, not after the strangers' 5 s each.
 TEST(TcpTransport, SilentStrangersOnARailDelayNoRank) {
-  net::Secret secret = net::random_secret();
-  std::vector<Rail> rails0 = parse_rails("127.0.0.1", "").value(), rails1 = rails0;
-  auto l0 = listen_on_rails(rails0).value();
-  auto l1 = listen_on_rails(rails1).value();
-  auto deadline = net::Clock::now() + std::chrono::seconds(20);
+  RankPair pair("127.0.0.1");
   std::vector<net::Fd> silent;
-  for (int i = 0; i < 100; ++i) silent.push_back(net::connect_to({rails0[0].host, rails0[0].port}, deadline).value());
+  for (int i = 0; i < 100; ++i)
+    silent.push_back(net::connect_to({pair.rails0[0].host, pair.rails0[0].port}, pair.deadline).value());
   auto start = net::Clock::now();
-  std::map<int, std::unique_ptr<TcpLink>> links1;
-  std::thread t1([&] {
-    TcpSetup s{1, rails1, &l1, {{0, rails0}}, secret, deadline, 64 << 10, 1 << 20};
-    auto r = connect_tcp(s);
-    ASSERT_TRUE(r.ok()) << r.error().message;
-    links1 = std::move(r).value();
-  });
-  TcpSetup s0{0, rails0, &l0, {{1, rails1}}, secret, deadline, 64 << 10, 1 << 20};
-  auto r0 = connect_tcp(s0);
-  t1.join();
-  ASSERT_TRUE(r0.ok()) << r0.error().message;
+  pair.connect();
+  ASSERT_FALSE(HasFatalFailure());
   EXPECT_LT(net::Clock::now() - start, std::chrono::seconds(5)) << "no stranger's handshake deadline was waited for";
   // And the strangers are closed: the listener and the gate went with the connect phase.
   for (net::Fd& fd : silent) {
     char c;
-    EXPECT_FALSE(net::recv_all(fd.get(), &c, 1, deadline).ok());
+    EXPECT_FALSE(net::recv_all(fd.get(), &c, 1, pair.deadline).ok());
   }
 }
 
