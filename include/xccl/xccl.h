@@ -90,6 +90,13 @@ xcclResult_t xcclCommDestroy(xcclComm_t comm);
  * fail at once too ("aborted"), not at their timeout. Frees comm. */
 xcclResult_t xcclCommAbort(xcclComm_t comm);
 xcclResult_t xcclCommGetAsyncError(xcclComm_t comm, xcclResult_t* async_error);
+/* A new communicator of comm's ranks minus the excludeRanksCount ranks listed (NCCL 2.27's
+ * ncclCommShrink): the survivors, renumbered in order, made without a new unique id — they
+ * meet at the lowest survivor, which hosts the bootstrap on a listener it opened at init.
+ * Every survivor calls it with the same list (an excluded rank must not); typically after
+ * an operation failed with xcclRemoteError naming a dead rank. comm stays valid (destroy or
+ * abort it); *newcomm gets fresh shared-memory and TCP links. */
+xcclResult_t xcclCommShrink(xcclComm_t comm, const int* excludeRanksList, int excludeRanksCount, xcclComm_t* newcomm);
 xcclResult_t xcclCommCount(const xcclComm_t comm, int* count);
 xcclResult_t xcclCommUserRank(const xcclComm_t comm, int* rank);
 

@@ -2,6 +2,7 @@
 // and requests, on top of Comm.
 #include <xccl/xccl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <mutex>
@@ -199,6 +200,25 @@ xcclResult_t xcclCommAbort(xcclComm_t comm) {
   if (!comm) return fail(xcclInvalidArgument, "xcclCommAbort: comm is NULL");
   comm->impl->abort();
   delete comm;
+  return xcclSuccess;
+}
+
+xcclResult_t xcclCommShrink(xcclComm_t comm, const int* excludeRanksList, int excludeRanksCount, xcclComm_t* newcomm) {
+  if (!comm || !newcomm) return fail(xcclInvalidArgument, "xcclCommShrink: comm or newcomm is NULL");
+  if (excludeRanksCount < 0 || (excludeRanksCount > 0 && !excludeRanksList))
+    return fail(xcclInvalidArgument, "xcclCommShrink: excludeRanksCount " + std::to_string(excludeRanksCount) +
+                                         (excludeRanksCount < 0 ? " < 0" : " with a NULL list"));
+  std::vector<int> excluded(excludeRanksList, excludeRanksList + excludeRanksCount);
+  for (int r : excluded)
+    if (r < 0 || r >= comm->impl->ranks())
+      return fail(xcclInvalidArgument, "xcclCommShrink: rank " + std::to_string(r) + " is not in 0.." +
+                                           std::to_string(comm->impl->ranks() - 1));
+  if (std::find(excluded.begin(), excluded.end(), comm->impl->rank()) != excluded.end())
+    return fail(xcclInvalidArgument, "xcclCommShrink: rank " + std::to_string(comm->impl->rank()) +
+                                         " is in its own exclude list (excluded ranks do not call it)");
+  Result<std::unique_ptr<Comm>> shrunk = comm->impl->shrink(excluded);
+  if (!shrunk) return fail(xcclSystemError, "xcclCommShrink: " + shrunk.error().message);
+  *newcomm = new xcclComm{std::move(shrunk).value()};
   return xcclSuccess;
 }
 

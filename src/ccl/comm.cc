@@ -91,6 +91,35 @@ Result<std::unique_ptr<Comm>> Comm::create(const JobId& job, int rank, int ranks
   return c;
 }
 
+Result<std::unique_ptr<Comm>> Comm::shrink(const std::vector<int>& excluded) {
+  std::vector<bool> out(ranks_, false);
+  for (int r : excluded) {
+    if (r < 0 || r >= ranks_) return Error{"rank " + std::to_string(r) + " is not in 0.." + std::to_string(ranks_ - 1)};
+    out[r] = true;
+  }
+  if (out[rank_]) return Error{"rank " + std::to_string(rank_) + " is in its own exclude list"};
+  int new_rank = 0, new_ranks = 0, lowest = -1;
+  for (int r = 0; r < ranks_; ++r) {
+    if (out[r]) continue;
+    if (lowest < 0) lowest = r;
+    if (r < rank_) ++new_rank;
+    ++new_ranks;
+  }
+  JobId job{rendezvous_at_[lowest], secret_};
+  std::unique_ptr<BootstrapRoot> root;
+  if (lowest == rank_) {
+    if (!rendezvous_) return Error{"rank " + std::to_string(rank_) + " already hosted a shrink of this communicator: shrink the new one"};
+    Result<std::unique_ptr<BootstrapRoot>> r =
+        BootstrapRoot::adopt(std::move(rendezvous_), rendezvous_at_[lowest], secret_, settings_.init_timeout);
+    if (!r) return r.error();
+    root = std::move(r).value();
+  }
+  XCCL_LOG(LogLevel::kInfo, Subsys::kInit, rank_,
+           "shrinking to " + std::to_string(new_ranks) + " of " + std::to_string(ranks_) + " ranks as rank " +
+               std::to_string(new_rank) + ", meeting at rank " + std::to_string(lowest) + "'s " + job.root.str());
+  return create(job, new_rank, new_ranks, std::move(root), settings_);
+}
+
 Status Comm::tune() {
   Result<AlgorithmOverrides> forced = parse_algorithm_overrides(settings_.algorithms);
   if (!forced) return forced.error();
@@ -128,10 +157,17 @@ Status Comm::connect(const JobId& job) {
   if (!rails) return rails.error();
   Result<std::vector<net::Fd>> listeners = listen_on_rails(*rails);
   if (!listeners) return listeners.error();
+  // A spare bootstrap listener where the survivors of a shrink can meet (section 6).
+  secret_ = job.secret;
+  net::Endpoint spare{bootstrap_->local_address(), 0};
+  Result<net::Fd> rendezvous = net::listen_on(spare.host, 0, &spare.port);
+  if (!rendezvous) return Error{"spare bootstrap listener: " + rendezvous.error().message};
+  rendezvous_ = std::move(rendezvous).value();
   // Peers may read this process's memory (probed below) before they learn it may.
   const bool cma = settings_.shm_cma && !settings_.shm_disable;
   if (cma) allow_cross_memory_reads();
   std::string blob = "host=" + me + "\npid=" + std::to_string(getpid()) + "\ntcp=" + encode_rails(*rails) +
+                     "\nrendezvous=" + spare.str() +
                      (cma ? "\ncma=" + std::to_string(cross_memory_probe_address()) : "") + "\n";
   Result<std::vector<std::string>> all = bootstrap_->allgather(blob, deadline);
   if (!all) return all.error();
@@ -143,7 +179,12 @@ Status Comm::connect(const JobId& job) {
   std::vector<std::string> hosts;
   for (const auto& kv : peers) hosts.push_back(kv.at("host"));
   layout_ = RankLayout::from_hosts(hosts);
-  for (int p = 0; p < ranks_; ++p) peer_names_.push_back(describe_rank(p, peers[p], me));
+  for (int p = 0; p < ranks_; ++p) {
+    peer_names_.push_back(describe_rank(p, peers[p], me));
+    Result<net::Endpoint> at = net::parse_endpoint(peers[p]["rendezvous"]);
+    if (!at) return Error{"rank " + std::to_string(p) + " sent a bad rendezvous: " + at.error().message};
+    rendezvous_at_.push_back(*at);
+  }
   std::vector<int> local, remote;
   for (int p = 0; p < ranks_; ++p) {
     bool here = peers[p]["host"] == me;

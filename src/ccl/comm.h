@@ -75,6 +75,10 @@ class Comm {
   // Fails queued and running operations and stops the worker.
   void abort();
   Status async_error() const;
+  // A new communicator of the ranks not in `excluded` (ranks of this one), numbered in
+  // order, made without a new unique id: the lowest survivor hosts the bootstrap on the
+  // spare listener it published at init. Every survivor calls it with the same list.
+  Result<std::unique_ptr<Comm>> shrink(const std::vector<int>& excluded);
 
  private:
   Comm() = default;
@@ -87,6 +91,9 @@ class Comm {
 
   int rank_ = 0, ranks_ = 1;
   Settings settings_;
+  net::Secret secret_;
+  net::Fd rendezvous_;                       // the spare listener a shrink would meet on
+  std::vector<net::Endpoint> rendezvous_at_;  // every rank's, by rank
   std::unique_ptr<BootstrapRoot> root_;
   std::unique_ptr<BootstrapClient> bootstrap_;
   std::unique_ptr<ShmSegment> own_segment_;

@@ -157,5 +157,73 @@ TEST(XcclProcesses, ADeadRankMakesTheOthersFailWithinTheTimeout) {
   EXPECT_LT(elapsed, std::chrono::seconds(15)) << "the survivors must not hang";
 }
 
+// One rank of four dies mid-run; the survivors see the error, shrink to three without a new
+// unique id, and finish the job there, exactly — over shared memory and over TCP.
+TEST(XcclProcesses, SurvivorsShrinkPastADeadRankAndFinish) {
+  for (bool tcp : {false, true}) {
+    auto results = test::run_ranks(
+        4,
+        [](xcclComm_t comm, int rank) {
+          std::vector<float> x(1 << 18, float(rank + 1)), y(x.size());
+          if (xcclAllReduce(x.data(), y.data(), x.size(), xcclFloat, xcclSum, comm) != xcclSuccess) return 1;
+          if (y[0] != 10.0f) return 2;
+          if (rank == 3) _exit(0);  // dies mid-run
+          while (xcclAllReduce(x.data(), y.data(), x.size(), xcclFloat, xcclSum, comm) == xcclSuccess) {
+          }
+          xcclResult_t async = xcclSuccess;
+          xcclCommGetAsyncError(comm, &async);
+          if (async != xcclRemoteError) return 3;
+          const int gone[] = {3};
+          xcclComm_t smaller = nullptr;
+          if (xcclCommShrink(comm, gone, 1, &smaller) != xcclSuccess) {
+            std::fprintf(stderr, "rank %d: %s\n", rank, xcclGetLastError());
+            return 4;
+          }
+          int count = 0, me = -1;
+          xcclCommCount(smaller, &count);
+          xcclCommUserRank(smaller, &me);
+          if (count != 3 || me != rank) return 5;
+          for (int i = 0; i < 3; ++i) {
+            if (xcclAllReduce(x.data(), y.data(), x.size(), xcclFloat, xcclSum, smaller) != xcclSuccess) return 6;
+            for (float v : y)
+              if (v != 6.0f) return 7;  // 1 + 2 + 3: the dead rank's 4 is gone
+          }
+          std::vector<int32_t> mine(1000, rank), all(3000, -1);
+          if (xcclAllGather(mine.data(), all.data(), mine.size(), xcclInt32, smaller) != xcclSuccess) return 8;
+          for (int r = 0; r < 3; ++r)
+            if (all[r * 1000] != r || all[r * 1000 + 999] != r) return 9;
+          if (xcclCommDestroy(smaller) != xcclSuccess) return 10;
+          xcclCommAbort(comm);  // frees it: leave without the harness destroying it again
+          _exit(0);
+        },
+        std::chrono::seconds(120),
+        [tcp](int) {
+          setenv("XCCL_TIMEOUT_MS", "3000", 1);
+          if (tcp) setenv("XCCL_SHM_DISABLE", "1", 1);
+        });
+    ASSERT_EQ(results.size(), 4u);
+    for (int r = 0; r < 3; ++r) EXPECT_EQ(results[r].exit_code, 0) << "rank " << r << (tcp ? " over TCP" : "");
+    if (HasFailure()) break;
+  }
+}
+
+TEST_F(OneRank, ShrinkRefusesBadLists) {
+  xcclComm_t out = nullptr;
+  const int self[] = {0}, beyond[] = {5};
+  EXPECT_EQ(xcclCommShrink(comm_, self, 1, &out), xcclInvalidArgument);
+  EXPECT_NE(std::string(xcclGetLastError()).find("own exclude list"), std::string::npos) << xcclGetLastError();
+  EXPECT_EQ(xcclCommShrink(comm_, beyond, 1, &out), xcclInvalidArgument);
+  EXPECT_NE(std::string(xcclGetLastError()).find("not in 0..0"), std::string::npos) << xcclGetLastError();
+  EXPECT_EQ(xcclCommShrink(comm_, nullptr, 1, &out), xcclInvalidArgument);
+  EXPECT_EQ(xcclCommShrink(comm_, self, -1, &out), xcclInvalidArgument);
+  EXPECT_EQ(xcclCommShrink(comm_, nullptr, 0, nullptr), xcclInvalidArgument);
+  // Excluding nobody makes a copy of the communicator.
+  ASSERT_EQ(xcclCommShrink(comm_, nullptr, 0, &out), xcclSuccess) << xcclGetLastError();
+  int count = 0;
+  xcclCommCount(out, &count);
+  EXPECT_EQ(count, 1);
+  EXPECT_EQ(xcclCommDestroy(out), xcclSuccess);
+}
+
 }  // namespace
 }  // namespace xm::ccl

@@ -52,12 +52,18 @@ Result<JobId> JobId::decode(const std::string& text) {
 Result<std::unique_ptr<BootstrapRoot>> BootstrapRoot::start(const std::string& host, uint16_t port,
                                                             const net::Secret& secret,
                                                             std::chrono::milliseconds init_timeout) {
-  std::unique_ptr<BootstrapRoot> root(new BootstrapRoot);
   uint16_t bound = 0;
   Result<net::Fd> fd = net::listen_on(host, port, &bound);
   if (!fd) return fd.error();
-  root->listener_ = std::move(fd).value();
-  root->endpoint_ = {host, bound};
+  return adopt(std::move(fd).value(), {host, bound}, secret, init_timeout);
+}
+
+Result<std::unique_ptr<BootstrapRoot>> BootstrapRoot::adopt(net::Fd listener, const net::Endpoint& at,
+                                                            const net::Secret& secret,
+                                                            std::chrono::milliseconds init_timeout) {
+  std::unique_ptr<BootstrapRoot> root(new BootstrapRoot);
+  root->listener_ = std::move(listener);
+  root->endpoint_ = at;
   root->secret_ = secret;
   root->owner_pid_ = getpid();
   root->thread_ = std::make_unique<std::thread>([r = root.get(), init_timeout] { r->serve(init_timeout); });

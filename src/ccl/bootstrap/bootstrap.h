@@ -34,6 +34,10 @@ class BootstrapRoot {
   // disconnected or `init_timeout` passes before all ranks joined.
   static Result<std::unique_ptr<BootstrapRoot>> start(const std::string& host, uint16_t port, const net::Secret& secret,
                                                       std::chrono::milliseconds init_timeout);
+  // The same on a socket already listening at `at` (a rank's spare listener, published at
+  // init, on which a shrunk communicator's survivors meet without a new unique id).
+  static Result<std::unique_ptr<BootstrapRoot>> adopt(net::Fd listener, const net::Endpoint& at, const net::Secret& secret,
+                                                      std::chrono::milliseconds init_timeout);
   ~BootstrapRoot();
   net::Endpoint endpoint() const { return endpoint_; }
   // Connections refused so far (stray or hostile peers).
