@@ -159,14 +159,19 @@ int main(int argc, char** argv) {
   }
   std::printf("# %d ranks over TCP on loopback, first collective %s of %zu bytes; medians of %d rounds, alternated\n",
               ranks, alltoall ? "alltoall" : "all_reduce", bytes, rounds);
-  std::printf("%-22s %10s %14s %16s %14s\n", "connections", "init_ms", "first_coll_ms", "peak_mem_MiB", "sockets/rank");
+  std::printf("%-22s %10s %17s %14s %16s %14s\n", "connections", "init_ms", "(min-max)", "first_coll_ms", "peak_mem_MiB",
+              "sockets/rank");
   for (auto& [name, rs] : {std::pair{"all at init", &eager}, std::pair{"when first needed", &lazy}}) {
     auto pick = [&](double Round::*f) {
       std::vector<double> v;
       for (const Round& r : *rs) v.push_back(r.*f);
       return median(v);
     };
-    std::printf("%-22s %10.1f %14.1f %16.0f %14.1f\n", name, pick(&Round::init_ms), pick(&Round::first_ms),
+    auto [lo, hi] = std::minmax_element(rs->begin(), rs->end(),
+                                        [](const Round& a, const Round& b) { return a.init_ms < b.init_ms; });
+    char spread[64];
+    std::snprintf(spread, sizeof spread, "(%.0f-%.0f)", lo->init_ms, hi->init_ms);
+    std::printf("%-22s %10.1f %17s %14.1f %16.0f %14.1f\n", name, pick(&Round::init_ms), spread, pick(&Round::first_ms),
                 pick(&Round::total_peak_mib), pick(&Round::sockets));
   }
   return 0;
