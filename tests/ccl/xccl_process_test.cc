@@ -186,7 +186,8 @@ TEST(XcclProcesses, GroupedSendRecvExchange) {
   for (auto& r : results) EXPECT_EQ(r.exit_code, 0);
 }
 
-// This process's sockets: the bootstrap connection, the rail listeners, the data connections.
+// This process's sockets: the bootstrap connection, the rail listeners, the spare bootstrap
+// listener (for a shrink), the data connections.
 int open_sockets() {
   int n = 0;
   for (const auto& e : std::filesystem::directory_iterator("/proc/self/fd")) {
@@ -207,7 +208,7 @@ TEST(XcclProcesses, TcpPeersAreConnectedWhenFirstNeeded) {
     auto results = test::run_ranks(
         kRanks,
         [&](xcclComm_t comm, int rank) {
-          const int fixed = inherited + 2;  // and the bootstrap connection and the one rail's listener
+          const int fixed = inherited + 3;  // and the bootstrap connection, the rail's listener, the spare one
           int at_init = open_sockets();
           std::vector<float> x(100000, float(rank + 1)), y(x.size());
           if (xcclAllReduce(x.data(), y.data(), x.size(), xcclFloat, xcclSum, comm) != xcclSuccess) return 1;

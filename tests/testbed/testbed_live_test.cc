@@ -389,6 +389,32 @@ TEST_F(Testbed, AHostCutOffIsNamedByTheRanksThatNeedIt) {
   EXPECT_LT(took, std::chrono::seconds(3 + 3 + 10)) << "an error within the timeout, not a hang";
 }
 
+// The same cut, and then what a training job does about it: the ranks that lost host 2
+// shrink past it (xcclCommShrink, no new unique id) and finish on the other two hosts.
+TEST_F(Testbed, AfterAHostIsCutOffTheOthersShrinkAndFinish) {
+  up("--hosts 3 --rails 2 --rate 2gbit");
+  auto start = std::chrono::steady_clock::now();
+  std::thread cut([&] {
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    EXPECT_EQ(xm("testbed fault --name " + name_ + " --link h2/nic0 --down").exit_code, 0);
+    EXPECT_EQ(xm("testbed fault --name " + name_ + " --link h2/nic1 --down").exit_code, 0);
+  });
+  Outcome r = xm("testbed run --name " + name_ + " --timeout 90 --rails all -- env XCCL_TIMEOUT_MS=3000 XM_EXCLUDE=2 "
+                 "XM_AFTER=20 '" SHRINK_WORKER_BINARY "'");
+  auto took = std::chrono::steady_clock::now() - start;
+  cut.join();
+  const std::regex shrunk("rank [01]: shrunk[^\n]*");
+  for (auto it = std::sregex_iterator(r.out.begin(), r.out.end(), shrunk); it != std::sregex_iterator(); ++it)
+    std::cout << "[seen] " << (*it)[0] << "\n";
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "rank 2: all-reduce")) << "the cut-off rank saw its failure\n" << r.out;
+  for (int rank : {0, 1})
+    EXPECT_TRUE(std::regex_search(r.out, std::regex("rank " + std::to_string(rank) +
+                                                    ": shrunk in [0-9.]+ s, finished 20 exact all-reduces on 2 ranks")))
+        << r.out;
+  EXPECT_LT(took, std::chrono::seconds(60));
+}
+
 // xccl across a 4-host × 2-rail testbed, every collective checked exactly by xccl-perf:
 // the rail-aware algorithms (hierarchical all-reduce, PXN all-to-all) with two ranks per
 // host (shared memory inside, local rank l on NIC l), the flat ones for comparison, and
