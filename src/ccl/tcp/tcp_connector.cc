@@ -54,7 +54,7 @@ TcpConnector::Pending& TcpConnector::pending(int peer) {
 }
 
 void TcpConnector::admit_arrivals() {
-  if (listeners_.empty()) return;
+  if (!gate_) return;
   while (true) {
     Result<net::Gate::Arrival> in = gate_->admit(net::Clock::now());  // whoever is ready, no waiting
     if (!in) return;
@@ -100,7 +100,12 @@ TcpLink* TcpConnector::make_link(int peer) {
   pending_.erase(peer);
   XCCL_LOG(LogLevel::kTrace, Subsys::kNet, setup_.rank,
            "connected to rank " + std::to_string(peer) + " over " + std::to_string(weights.size()) + " rail(s)");
-  return (links_[peer] = std::move(link)).get();
+  TcpLink* made = (links_[peer] = std::move(link)).get();
+  if (links_.size() == setup_.peers.size()) {  // nobody left to admit: the kernel refuses from now on
+    gate_.reset();
+    listeners_.clear();
+  }
+  return made;
 }
 
 TcpLink* TcpConnector::progress(int peer) {
@@ -126,7 +131,7 @@ Status TcpConnector::connect_all(net::Clock::time_point deadline) {
     size_t missing = 0;
     bool pausing = false;  // a dial waits out its pause before trying again
     fds.clear();
-    if (!listeners_.empty()) gate_->poll_fds(fds);
+    if (gate_) gate_->poll_fds(fds);
     for (auto& [peer, rails] : setup_.peers) {
       if (links_.count(peer) || make_link(peer)) continue;
       if (Status st = status(peer); !st) return Error{"rank " + std::to_string(peer) + " " + st.message()};

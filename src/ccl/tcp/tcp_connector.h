@@ -2,7 +2,7 @@
 // (LazyTcpLink stands in until then), so a job of thousands of ranks holds sockets and
 // staging buffers only for the peers its algorithms talk to. Of each pair, the higher rank
 // dials, one connection per rail, rail-affine; the lower admits through a gate on its rail
-// listeners, which stay open for the communicator's life. Both sides move in non-blocking
+// listeners, which stay open until every peer is connected. Both sides move in non-blocking
 // steps from the executor's progress calls: a rank connecting to one peer keeps moving
 // bytes with the others, and strangers on a listener delay nobody.
 #pragma once
@@ -19,7 +19,7 @@ namespace xm::ccl {
 
 class TcpConnector {
  public:
-  // Takes over setup.listeners (the sockets themselves), which stay open until destroyed.
+  // Takes over setup.listeners (the sockets themselves), closed once every peer is connected.
   explicit TcpConnector(TcpSetup setup);
   TcpConnector(const TcpConnector&) = delete;
   TcpConnector& operator=(const TcpConnector&) = delete;
@@ -51,7 +51,7 @@ class TcpConnector {
 
   TcpSetup setup_;
   std::vector<net::Fd> listeners_;
-  std::unique_ptr<net::Gate> gate_;
+  std::unique_ptr<net::Gate> gate_;  // on listeners_; both go once every peer is connected
   std::map<int, Pending> pending_;
   std::map<int, std::unique_ptr<TcpLink>> links_;
 };
