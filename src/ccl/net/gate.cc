@@ -113,10 +113,10 @@ bool Gate::step(Pending& p) {
     }
     if (p.handshake) {
       if (Status st = p.handshake->feed({buffer, size_t(n)}); !st) {
-      std::span<const uint8_t> refusal = p.handshake->output();  // best effort: the socket closes next
-      (void)!::send(p.fd.get(), refusal.data(), refusal.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-      return fail(st.message());
-    }
+        std::span<const uint8_t> refusal = p.handshake->output();  // best effort: the socket closes next
+        (void)!::send(p.fd.get(), refusal.data(), refusal.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+        return fail(st.message());
+      }
       continue;
     }
     p.hello_have += size_t(n);
