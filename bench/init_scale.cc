@@ -1,7 +1,7 @@
 // init_scale: what a job of N ranks over TCP costs to start, with data connections made
 // when first needed (XCCL_RUNTIME_CONNECT=1, the default) against all made at init (=0).
 //
-//   init_scale [--np N] [--rounds R] [--collective all_reduce|alltoall] [--bytes B]
+//   init_scale [--np N] [--rounds R] [--collective all_reduce|alltoall] [--bytes B] [--only eager|lazy]
 //
 // Each round forks N ranks on loopback (XCCL_SHM_DISABLE=1, one rail), each timing
 // xcclCommInitRank and then its first collective of B bytes (which, on demand, makes the
@@ -11,7 +11,6 @@
 // and the sockets per rank.
 #include <xccl/xccl.h>
 
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,6 +22,8 @@
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include "local_job.h"
 
 namespace {
 
@@ -51,82 +52,56 @@ int sockets() {
   return n;
 }
 
-[[noreturn]] void rank_main(int read_id, int write_report, int rank, int ranks, bool alltoall, size_t bytes) {
-  xcclUniqueId id;
-  if (::read(read_id, &id, sizeof id) != sizeof id) _exit(2);
+// One rank: init and its first collective, timed; the report goes to `out`.
+int rank_main(const xcclUniqueId& id, int rank, int ranks, bool alltoall, size_t bytes, int out) {
   RankReport r;
   auto t0 = Clock::now();
   xcclComm_t comm = nullptr;
-  if (xcclCommInitRank(&comm, ranks, id, rank) == xcclSuccess) {
-    auto t1 = Clock::now();
-    size_t count = bytes / sizeof(float);
-    std::vector<float> in(alltoall ? count / ranks * ranks : count, 1.0f), out(in.size());
-    xcclResult_t res = alltoall ? xcclAllToAll(in.data(), out.data(), count / ranks, xcclFloat, comm)
-                                : xcclAllReduce(in.data(), out.data(), count, xcclFloat, xcclSum, comm);
-    auto t2 = Clock::now();
-    r.ok = res == xcclSuccess;
-    if (!r.ok) std::fprintf(stderr, "rank %d: %s\n", rank, xcclGetLastError());
-    r.init_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
-    r.first_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
-    r.sockets = sockets();
-    r.peak_kib = peak_kib();
-    xcclCommDestroy(comm);
-  } else {
+  if (xcclCommInitRank(&comm, ranks, id, rank) != xcclSuccess) {
     std::fprintf(stderr, "rank %d: init: %s\n", rank, xcclGetLastError());
+    return 1;
   }
-  _exit(::write(write_report, &r, sizeof r) == sizeof r && r.ok ? 0 : 1);
+  auto t1 = Clock::now();
+  size_t count = bytes / sizeof(float);
+  std::vector<float> in(alltoall ? count / ranks * ranks : count, 1.0f), res(in.size());
+  xcclResult_t rc = alltoall ? xcclAllToAll(in.data(), res.data(), count / ranks, xcclFloat, comm)
+                             : xcclAllReduce(in.data(), res.data(), count, xcclFloat, xcclSum, comm);
+  auto t2 = Clock::now();
+  r.ok = rc == xcclSuccess;
+  if (!r.ok) std::fprintf(stderr, "rank %d: %s\n", rank, xcclGetLastError());
+  r.init_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+  r.first_ms = std::chrono::duration<double, std::milli>(t2 - t1).count();
+  r.sockets = sockets();
+  r.peak_kib = peak_kib();
+  xcclCommDestroy(comm);
+  return ::write(out, &r, sizeof r) == sizeof r && r.ok ? 0 : 1;
 }
 
 struct Round {
   double init_ms = 0, first_ms = 0, total_peak_mib = 0, sockets = 0;
 };
 
-// Forks first, then makes the id (the root is a thread) and hands it down: a child forked
-// while a thread holds a lock would inherit it held.
 Round run_round(int ranks, bool runtime_connect, bool alltoall, size_t bytes) {
   setenv("XCCL_RUNTIME_CONNECT", runtime_connect ? "1" : "0", 1);
-  int report[2];
+  int report[2];  // every rank's report, read once all are done (64 of them fit in a pipe)
   if (::pipe(report) != 0) std::perror("pipe"), std::exit(1);
-  std::vector<int> id_pipes;
-  std::vector<pid_t> pids;
-  for (int r = 0; r < ranks; ++r) {
-    int p[2];
-    if (::pipe(p) != 0) std::perror("pipe"), std::exit(1);
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      ::close(p[1]);
-      ::close(report[0]);
-      rank_main(p[0], report[1], r, ranks, alltoall, bytes);
-    }
-    ::close(p[0]);
-    id_pipes.push_back(p[1]);
-    pids.push_back(pid);
-  }
+  int failed = bench::run_local_job(ranks, 1, [&](const std::vector<xcclUniqueId>& ids, int rank) {
+    ::close(report[0]);
+    return rank_main(ids[0], rank, ranks, alltoall, bytes, report[1]);
+  });
   ::close(report[1]);
-  xcclUniqueId id;
-  if (xcclGetUniqueId(&id) != xcclSuccess) std::fprintf(stderr, "%s\n", xcclGetLastError()), std::exit(1);
-  for (int fd : id_pipes) {
-    if (::write(fd, &id, sizeof id) != sizeof id) std::perror("write"), std::exit(1);
-    ::close(fd);
-  }
+  if (failed) std::fprintf(stderr, "init_scale: %d rank(s) failed\n", failed), std::exit(1);
   Round out;
   for (int r = 0; r < ranks; ++r) {
     RankReport rep;
-    if (::read(report[0], &rep, sizeof rep) != sizeof rep || !rep.ok) std::fprintf(stderr, "a rank failed\n"), std::exit(1);
+    if (::read(report[0], &rep, sizeof rep) != sizeof rep) std::fprintf(stderr, "init_scale: a report is missing\n"), std::exit(1);
     out.init_ms = std::max(out.init_ms, rep.init_ms);
     out.first_ms = std::max(out.first_ms, rep.first_ms);
     out.total_peak_mib += double(rep.peak_kib) / 1024;
     out.sockets += double(rep.sockets) / ranks;
   }
   ::close(report[0]);
-  for (pid_t p : pids) ::waitpid(p, nullptr, 0);
   return out;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 }  // namespace
@@ -165,7 +140,7 @@ int main(int argc, char** argv) {
     auto pick = [&](double Round::*f) {
       std::vector<double> v;
       for (const Round& r : *rs) v.push_back(r.*f);
-      return median(v);
+      return bench::median(v);
     };
     auto [lo, hi] = std::minmax_element(rs->begin(), rs->end(),
                                         [](const Round& a, const Round& b) { return a.init_ms < b.init_ms; });

@@ -3,16 +3,15 @@
 //
 //   join_strangers [--np N] [--strangers K] [--rounds R]
 //
-// Each round makes a unique id (this process hosts the root), opens K connections to the
-// root in one of four ways, then forks N ranks that each time xcclCommInitRank plus one
-// all-reduce (so every rank has met every other) and report it; the round's figure is the
-// slowest rank's. Modes alternate round by round: none (undisturbed), silent (connect, say
+// Each round forks N ranks, makes a unique id (this process hosts the root), opens K
+// connections to the root in one of four ways, then hands the ranks the id; each times
+// xcclCommInitRank plus one all-reduce (so every rank has met every other) from when it got
+// the id; the round's figure is the slowest rank's. Modes alternate round by round: none (undisturbed), silent (connect, say
 // nothing), garbage (an HTTP request), slow (a byte every 100 ms).
 // Prints per mode the median, min and max in ms and the median over the undisturbed one.
 #include <xccl/xccl.h>
 
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,11 +20,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "ccl/net/socket.h"
+#include "local_job.h"
 
 namespace {
 
@@ -77,56 +78,47 @@ class Strangers {
   std::thread trickle_;
 };
 
-// One rank: init plus a one-element all-reduce, timed; writes the nanoseconds to `out`.
-[[noreturn]] void rank_main(const xcclUniqueId& id, int rank, int ranks, int out, Clock::time_point start) {
+// One rank: init plus a one-element all-reduce, timed from when it got the id; the
+// nanoseconds go to `out`.
+int rank_main(const xcclUniqueId& id, int rank, int ranks, int out) {
+  Clock::time_point start = Clock::now();
   xcclComm_t comm = nullptr;
   float x = 1, y = 0;
   bool ok = xcclCommInitRank(&comm, ranks, id, rank) == xcclSuccess &&
             xcclAllReduce(&x, &y, 1, xcclFloat32, xcclSum, comm) == xcclSuccess && y == float(ranks);
   int64_t ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count();
-  if (!ok) std::fprintf(stderr, "rank %d: %s\n", rank, xcclGetLastError()), ns = -1;
+  if (!ok) std::fprintf(stderr, "rank %d: %s\n", rank, xcclGetLastError());
   if (comm) xcclCommDestroy(comm);
-  ssize_t w = ::write(out, &ns, sizeof ns);
-  _exit(w == sizeof ns && ns >= 0 ? 0 : 1);
+  return ok && ::write(out, &ns, sizeof ns) == sizeof ns ? 0 : 1;
 }
 
-// One round: the slowest rank's join in ms.
+// One round: the slowest rank's join in ms. The strangers connect once the root exists,
+// before the ranks get its id.
 double join_once(Mode mode, int ranks, int strangers) {
-  xcclUniqueId id;
-  if (xcclGetUniqueId(&id) != xcclSuccess) std::fprintf(stderr, "%s\n", xcclGetLastError()), std::exit(1);
-  char where[256] = {};
-  std::sscanf(id.internal, "xccl1 %255s", where);
-  net::Endpoint root = net::parse_endpoint(where).value();
-  Strangers crowd(mode, strangers, root);
-  int pipefd[2];
-  if (::pipe(pipefd) != 0) std::perror("pipe"), std::exit(1);
-  Clock::time_point start = Clock::now();
-  std::vector<pid_t> pids;
-  for (int r = 0; r < ranks; ++r) {
-    pid_t pid = ::fork();
-    if (pid == 0) rank_main(id, r, ranks, pipefd[1], start);
-    pids.push_back(pid);
-  }
-  ::close(pipefd[1]);
+  int report[2];
+  if (::pipe(report) != 0) std::perror("pipe"), std::exit(1);
+  std::optional<Strangers> crowd;
+  int failed = bench::run_local_job(
+      ranks, 1,
+      [&](const std::vector<xcclUniqueId>& ids, int rank) {
+        ::close(report[0]);
+        return rank_main(ids[0], rank, ranks, report[1]);
+      },
+      [&](const std::vector<xcclUniqueId>& ids) {
+        char where[256] = {};
+        std::sscanf(ids[0].internal, "xccl1 %255s", where);
+        crowd.emplace(mode, strangers, net::parse_endpoint(where).value());
+      });
+  ::close(report[1]);
+  if (failed) std::fprintf(stderr, "join_strangers: %d rank(s) failed\n", failed), std::exit(1);
   int64_t slowest = 0;
   for (int r = 0; r < ranks; ++r) {
     int64_t ns = -1;
-    if (::read(pipefd[0], &ns, sizeof ns) != sizeof ns || ns < 0) std::fprintf(stderr, "a rank failed\n"), std::exit(1);
+    if (::read(report[0], &ns, sizeof ns) != sizeof ns) std::fprintf(stderr, "join_strangers: a report is missing\n"), std::exit(1);
     slowest = std::max(slowest, ns);
   }
-  ::close(pipefd[0]);
-  for (pid_t p : pids) {
-    int status = 0;
-    ::waitpid(p, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) std::fprintf(stderr, "a rank failed\n"), std::exit(1);
-  }
+  ::close(report[0]);
   return double(slowest) / 1e6;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 int parse_int(const char* flag, const char* text, int lo, int hi) {
@@ -157,10 +149,10 @@ int main(int argc, char** argv) {
   std::printf("# %d ranks join (init + one all-reduce, slowest rank) with %d strangers on the root; %d rounds\n",
               ranks, strangers, rounds);
   std::printf("%-8s %10s %10s %10s %10s\n", "mode", "median_ms", "min_ms", "max_ms", "vs_none");
-  double base = median(ms[0]);
+  double base = bench::median(ms[0]);
   for (int m = 0; m < 4; ++m)
-    std::printf("%-8s %10.2f %10.2f %10.2f %10.3f\n", name(modes[m]), median(ms[m]),
+    std::printf("%-8s %10.2f %10.2f %10.2f %10.3f\n", name(modes[m]), bench::median(ms[m]),
                 *std::min_element(ms[m].begin(), ms[m].end()), *std::max_element(ms[m].begin(), ms[m].end()),
-                median(ms[m]) / base);
+                bench::median(ms[m]) / base);
   return 0;
 }

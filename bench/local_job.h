@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include <xccl/xccl.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -43,9 +44,18 @@ inline double bus_factor(xm::ccl::Collective c, int n) {
   return c == xm::ccl::Collective::kAllReduce ? 2.0 * (n - 1) / n : double(n - 1) / n;
 }
 
+// The median of some figures (the mean of the middle two for an even count).
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
+}
+
 // Runs body(ids, rank) in `ranks` processes, `comms` unique ids shared by all (one per
 // communicator each rank will make); returns how many ranks failed (exit status != 0).
-inline int run_local_job(int ranks, int comms, const std::function<int(const std::vector<xcclUniqueId>&, int)>& body) {
+// `before_start`, if given, sees the ids once they exist and before the ranks get them.
+inline int run_local_job(int ranks, int comms, const std::function<int(const std::vector<xcclUniqueId>&, int)>& body,
+                         const std::function<void(const std::vector<xcclUniqueId>&)>& before_start = {}) {
   std::vector<int> pipes;
   std::vector<pid_t> pids;
   for (int r = 0; r < ranks; ++r) {
@@ -69,6 +79,7 @@ inline int run_local_job(int ranks, int comms, const std::function<int(const std
   bool ok = true;
   for (xcclUniqueId& id : ids) ok = ok && xcclGetUniqueId(&id) == xcclSuccess;
   if (!ok) std::fprintf(stderr, "cannot start the bootstrap: %s\n", xcclGetLastError());
+  if (ok && before_start) before_start(ids);
   for (int fd : pipes) {
     for (const xcclUniqueId& id : ids)
       if (ok) (void)!::write(fd, &id, sizeof id);

@@ -129,8 +129,7 @@ int run_rank(const Options& o, xcclComm_t comm, int rank) {
       std::printf("| %zu KiB |", bytes >> 10);
       double lo = 1e30, hi = 0;
       for (auto& v : busbw) {
-        std::sort(v.begin(), v.end());
-        double m = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+        double m = bench::median(v);
         lo = std::min(lo, m), hi = std::max(hi, m);
         std::printf(" %.2f |", m);
       }

@@ -100,11 +100,7 @@ int run_rank(const Options& o, const std::vector<xcclUniqueId>& ids, int rank) {
       }
     if (rank != 0) continue;
     double m[2];
-    for (int k = 0; k < 2; ++k) {
-      std::sort(busbw[k].begin(), busbw[k].end());
-      size_t h = busbw[k].size() / 2;
-      m[k] = busbw[k].size() % 2 ? busbw[k][h] : (busbw[k][h - 1] + busbw[k][h]) / 2;
-    }
+    for (int k = 0; k < 2; ++k) m[k] = bench::median(busbw[k]);
     std::printf(" %11zu %9.2f %9.2f %7.2f\n", bytes, m[0], m[1], m[1] / m[0]);
     std::fflush(stdout);
   }

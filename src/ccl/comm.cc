@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -93,11 +94,8 @@ Result<std::unique_ptr<Comm>> Comm::create(const JobId& job, int rank, int ranks
 
 Result<std::unique_ptr<Comm>> Comm::shrink(const std::vector<int>& excluded) {
   std::vector<bool> out(ranks_, false);
-  for (int r : excluded) {
-    if (r < 0 || r >= ranks_) return Error{"rank " + std::to_string(r) + " is not in 0.." + std::to_string(ranks_ - 1)};
-    out[r] = true;
-  }
-  if (out[rank_]) return Error{"rank " + std::to_string(rank_) + " is in its own exclude list"};
+  for (int r : excluded) out.at(size_t(r)) = true;  // checked by the caller (xcclCommShrink)
+  assert(!out[rank_]);
   int new_rank = 0, new_ranks = 0, lowest = -1;
   for (int r = 0; r < ranks_; ++r) {
     if (out[r]) continue;

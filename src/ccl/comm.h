@@ -78,6 +78,7 @@ class Comm {
   // A new communicator of the ranks not in `excluded` (ranks of this one), numbered in
   // order, made without a new unique id: the lowest survivor hosts the bootstrap on the
   // spare listener it published at init. Every survivor calls it with the same list.
+  // Precondition: every excluded rank is in range, and this rank is not one of them.
   Result<std::unique_ptr<Comm>> shrink(const std::vector<int>& excluded);
 
  private:

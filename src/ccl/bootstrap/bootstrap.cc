@@ -17,6 +17,17 @@ constexpr uint32_t kHello = 0x31534258;  // "XBS1"
 constexpr uint32_t kMaxRanks = 1u << 20;
 constexpr uint32_t kMaxBlob = 1u << 20;
 
+// A rank's claim: which rank of how many.
+struct Hello {
+  uint32_t magic, rank, ranks;
+};
+
+Hello decode_hello(std::span<const uint8_t> bytes) {
+  uint32_t be[4];
+  std::memcpy(be, bytes.data(), sizeof be);
+  return {ntohl(be[0]), ntohl(be[1]), ntohl(be[2])};
+}
+
 // The proof binds the claim: a rank's handshake is worthless for another rank or job size.
 std::string purpose(uint32_t rank, uint32_t ranks) {
   return "bootstrap/" + std::to_string(rank) + "/" + std::to_string(ranks);
@@ -95,13 +106,11 @@ int BootstrapRoot::admit_ranks(net::Clock::time_point init_deadline) {
   rules.hello_bytes = 16;
   rules.max_pending = 256;  // every rank of a large job may connect at once
   rules.purpose = [&](size_t, std::span<const uint8_t> bytes) -> Result<std::string> {
-    uint32_t hello[4];
-    std::memcpy(hello, bytes.data(), sizeof hello);
-    uint32_t magic = ntohl(hello[0]), rank = ntohl(hello[1]), n = ntohl(hello[2]);
-    if (magic != kHello) return Error{"peer does not speak the xccl bootstrap"};
-    if (n == 0 || n > kMaxRanks || rank >= n || (ranks >= 0 && int(n) != ranks))
-      return Error{"bad hello (rank " + std::to_string(rank) + " of " + std::to_string(n) + ")"};
-    return purpose(rank, n);
+    Hello h = decode_hello(bytes);
+    if (h.magic != kHello) return Error{"peer does not speak the xccl bootstrap"};
+    if (h.ranks == 0 || h.ranks > kMaxRanks || h.rank >= h.ranks || (ranks >= 0 && int(h.ranks) != ranks))
+      return Error{"bad hello (rank " + std::to_string(h.rank) + " of " + std::to_string(h.ranks) + ")"};
+    return purpose(h.rank, h.ranks);
   };
   rules.warn = [](size_t, const std::string& from, const std::string& why) {
     XCCL_LOG(LogLevel::kWarn, Subsys::kBoot, 0, "refused bootstrap connection from " + from + ": " + why);
@@ -116,9 +125,8 @@ int BootstrapRoot::admit_ranks(net::Clock::time_point init_deadline) {
     Result<net::Gate::Arrival> got = gate.admit(std::min(init_deadline, net::Clock::now() + std::chrono::milliseconds(200)));
     refused_ = gate.refused();
     if (!got) continue;
-    uint32_t hello[4];
-    std::memcpy(hello, got->hello.data(), sizeof hello);
-    uint32_t rank = ntohl(hello[1]), n = ntohl(hello[2]);
+    Hello claim = decode_hello(got->hello);
+    uint32_t rank = claim.rank, n = claim.ranks;
     std::lock_guard<std::mutex> lock(clients_mu_);
     if (ranks >= 0 && int(n) != ranks) {  // proven, but for another size than the first rank's
       gate.refuse(0, got->from, "rank " + std::to_string(rank) + " claims " + std::to_string(n) + " ranks, not " +
@@ -203,14 +211,9 @@ Result<std::vector<std::string>> BootstrapClient::allgather(const std::string& b
 }
 
 std::string BootstrapClient::local_address() const {
-  sockaddr_storage ss{};
-  socklen_t len = sizeof ss;
-  char host[INET6_ADDRSTRLEN] = "127.0.0.1";
-  if (getsockname(fd_.get(), reinterpret_cast<sockaddr*>(&ss), &len) == 0) {
-    if (ss.ss_family == AF_INET) inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&ss)->sin_addr, host, sizeof host);
-    if (ss.ss_family == AF_INET6) inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&ss)->sin6_addr, host, sizeof host);
-  }
-  return host;
+  net::Endpoint me = net::local_endpoint(fd_.get());
+  if (me.port == 0) me.host = "127.0.0.1";  // cannot be told: the loopback
+  return me.host;
 }
 
 Status BootstrapClient::barrier(net::Clock::time_point deadline) {

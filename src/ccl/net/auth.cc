@@ -4,6 +4,11 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 namespace xm::ccl::net {
@@ -118,22 +123,48 @@ Status Handshake::feed(std::span<const uint8_t> bytes) {
   return Status::Ok();
 }
 
+HandshakeIo pump(int fd, Handshake& h, std::string* why) {
+  auto blocked = [] { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; };
+  auto broken = [&](const char* what) {
+    *why = std::string(what) + ": " + std::strerror(errno);
+    return HandshakeIo::kBroken;
+  };
+  while (true) {
+    for (std::span<const uint8_t> out; !(out = h.output()).empty();) {
+      ssize_t n = ::send(fd, out.data(), out.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (n < 0) return blocked() ? HandshakeIo::kWaiting : broken("send");
+      h.wrote(size_t(n));
+    }
+    if (h.done()) return HandshakeIo::kDone;
+    uint8_t buffer[64];
+    ssize_t n = ::recv(fd, buffer, std::min(h.wanted(), sizeof buffer), MSG_DONTWAIT);
+    if (n == 0) {
+      *why = "closed the connection";
+      return HandshakeIo::kBroken;
+    }
+    if (n < 0) return blocked() ? HandshakeIo::kWaiting : broken("recv");
+    if (Status st = h.feed({buffer, size_t(n)}); !st) {
+      std::span<const uint8_t> last = h.output();  // the refusal, if any: the socket closes next
+      (void)!::send(fd, last.data(), last.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+      *why = st.message();
+      return HandshakeIo::kRefused;
+    }
+  }
+}
+
 Status authenticate(int fd, const Secret& secret, bool initiator, std::string_view purpose,
                     Clock::time_point deadline) {
   Handshake h(secret, initiator, std::string(purpose));
-  uint8_t buffer[64];
-  while (!h.done()) {
-    std::span<const uint8_t> out = h.output();
-    if (!out.empty()) {
-      if (Status st = send_all(fd, out.data(), out.size(), deadline); !st) return st;
-      h.wrote(out.size());
+  std::string why;
+  while (true) {
+    switch (pump(fd, h, &why)) {
+      case HandshakeIo::kDone: return Status::Ok();
+      case HandshakeIo::kBroken:
+      case HandshakeIo::kRefused: return Error{why};
+      case HandshakeIo::kWaiting: break;
     }
-    if (size_t want = h.wanted(); want > 0) {
-      if (Status st = recv_all(fd, buffer, want, deadline); !st) return st;
-      if (Status st = h.feed({buffer, want}); !st) return st;
-    }
+    if (Status st = wait_for(fd, h.output().empty() ? POLLIN : POLLOUT, deadline, "handshake"); !st) return st;
   }
-  return Status::Ok();
 }
 
 }  // namespace xm::ccl::net

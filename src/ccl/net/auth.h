@@ -59,6 +59,13 @@ class Handshake {
   size_t written_ = 0;
 };
 
+// Moves a handshake on over a non-blocking socket as far as it goes without waiting: writes
+// what it has to say, reads exactly what it wants (what follows belongs to the caller).
+// kBroken: the connection failed; kRefused: the proof failed, after a last best-effort
+// write of what the handshake still holds (an acceptor's refusal). `why` says which.
+enum class HandshakeIo { kWaiting, kDone, kBroken, kRefused };
+HandshakeIo pump(int fd, Handshake& handshake, std::string* why);
+
 // Both ends call this right after connecting; `initiator` is true on the connecting
 // side. `purpose` binds the proof to one use ("bootstrap", "data/3/5"), so a proof for
 // one connection is worthless on another. Error: the peer does not hold the secret,

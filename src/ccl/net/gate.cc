@@ -80,47 +80,30 @@ bool Gate::step(Pending& p) {
     refuse(p.listener, p.from.str(), why);
     return false;
   };
-  while (true) {
-    if (!p.handshake && p.hello_have == p.hello.size()) {  // the claim is in: what must it prove?
-      Result<std::string> purpose = rules_.purpose(p.listener, p.hello);
-      if (!purpose) return fail(purpose.error().message);
-      p.handshake.emplace(secret_, false, std::move(purpose).value());
-    }
-    if (p.handshake) {  // say what the handshake has to say before reading on
-      for (std::span<const uint8_t> out; !(out = p.handshake->output()).empty();) {
-        ssize_t n = ::send(p.fd.get(), out.data(), out.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (n > 0) {
-          p.handshake->wrote(size_t(n));
-          continue;
-        }
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return true;
-        return fail(std::string("send: ") + std::strerror(errno));
+  if (!p.handshake) {  // the hello first, exactly its size
+    while (p.hello_have < p.hello.size()) {
+      ssize_t n = ::recv(p.fd.get(), p.hello.data() + p.hello_have, p.hello.size() - p.hello_have, MSG_DONTWAIT);
+      if (n == 0) return fail("closed before its hello");
+      if (n < 0) {
+        if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return true;
+        return fail(std::string("recv: ") + std::strerror(errno));
       }
-      if (p.handshake->done()) {
-        ready_.push_back({p.listener, p.from.str(), std::move(p.hello), std::move(p.fd)});
-        return false;
-      }
+      p.hello_have += size_t(n);
     }
-    // Read exactly what the current stage wants: what follows belongs to the caller.
-    uint8_t buffer[64];
-    uint8_t* into = p.handshake ? buffer : p.hello.data() + p.hello_have;
-    size_t want = p.handshake ? std::min(p.handshake->wanted(), sizeof buffer) : p.hello.size() - p.hello_have;
-    ssize_t n = ::recv(p.fd.get(), into, want, MSG_DONTWAIT);
-    if (n == 0) return fail(p.handshake ? "closed the connection during the handshake" : "closed before its hello");
-    if (n < 0) {
-      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return true;
-      return fail(std::string("recv: ") + std::strerror(errno));
-    }
-    if (p.handshake) {
-      if (Status st = p.handshake->feed({buffer, size_t(n)}); !st) {
-        std::span<const uint8_t> refusal = p.handshake->output();  // best effort: the socket closes next
-        (void)!::send(p.fd.get(), refusal.data(), refusal.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-        return fail(st.message());
-      }
-      continue;
-    }
-    p.hello_have += size_t(n);
+    Result<std::string> purpose = rules_.purpose(p.listener, p.hello);  // the claim: what must it prove?
+    if (!purpose) return fail(purpose.error().message);
+    p.handshake.emplace(secret_, false, std::move(purpose).value());
   }
+  std::string why;
+  switch (pump(p.fd.get(), *p.handshake, &why)) {
+    case HandshakeIo::kWaiting: return true;
+    case HandshakeIo::kDone:
+      ready_.push_back({p.listener, p.from.str(), std::move(p.hello), std::move(p.fd)});
+      return false;
+    case HandshakeIo::kBroken: return fail(why + " during the handshake");
+    case HandshakeIo::kRefused: break;
+  }
+  return fail(why);
 }
 
 void Gate::poll_fds(std::vector<pollfd>& out) const {
@@ -211,29 +194,24 @@ Dialer::State Dialer::step() {
     if (!*done) return State::kBusy;
     connected_ = true;
   }
-  auto blocked = [] { return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR; };
   while (hello_sent_ < hello_.size()) {
     ssize_t n = ::send(fd_.get(), hello_.data() + hello_sent_, hello_.size() - hello_sent_, MSG_DONTWAIT | MSG_NOSIGNAL);
-    if (n < 0) return blocked() ? State::kBusy : retry(std::string("send: ") + std::strerror(errno));
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return State::kBusy;
+      return retry(std::string("send: ") + std::strerror(errno));
+    }
     hello_sent_ += size_t(n);
   }
-  while (true) {
-    for (std::span<const uint8_t> out; !(out = handshake_->output()).empty();) {
-      ssize_t n = ::send(fd_.get(), out.data(), out.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-      if (n < 0) return blocked() ? State::kBusy : retry(std::string("send: ") + std::strerror(errno));
-      handshake_->wrote(size_t(n));
-    }
-    if (handshake_->done()) return state_ = State::kDone;
-    uint8_t buffer[64];
-    ssize_t n = ::recv(fd_.get(), buffer, std::min(handshake_->wanted(), sizeof buffer), MSG_DONTWAIT);
-    if (n == 0) return retry("closed by " + to_.str() + " before the handshake was decided");
-    if (n < 0) return blocked() ? State::kBusy : retry(std::string("recv: ") + std::strerror(errno));
-    if (Status proof = handshake_->feed({buffer, size_t(n)}); !proof) {  // final: wrong peer or secret
-      error_ = proof.message();
-      fd_ = Fd();
-      return state_ = State::kFailed;
-    }
+  std::string why;
+  switch (pump(fd_.get(), *handshake_, &why)) {
+    case HandshakeIo::kWaiting: return State::kBusy;
+    case HandshakeIo::kDone: return state_ = State::kDone;
+    case HandshakeIo::kBroken: return retry(to_.str() + ": " + why + " before the handshake was decided");
+    case HandshakeIo::kRefused: break;
   }
+  error_ = why;  // final: wrong peer or secret
+  fd_ = Fd();
+  return state_ = State::kFailed;
 }
 
 Result<Fd> dial(const Endpoint& to, std::span<const uint8_t> hello, const Secret& secret, const std::string& purpose,

@@ -64,7 +64,8 @@ int millis_left(Clock::time_point deadline) {
   return left < 0 ? 0 : left > 1000 ? 1000 : int(left);
 }
 
-// Waits until fd is ready for `events` or the deadline passes.
+}  // namespace
+
 Status wait_for(int fd, short events, Clock::time_point deadline, const char* what) {
   while (true) {
     pollfd p{fd, events, 0};
@@ -74,8 +75,6 @@ Status wait_for(int fd, short events, Clock::time_point deadline, const char* wh
     if (Clock::now() >= deadline) return Error{std::string("timed out waiting to ") + what};
   }
 }
-
-}  // namespace
 
 Result<Fd> listen_on(const std::string& host, uint16_t port, uint16_t* bound_port) {
   Result<addrinfo*> res = resolve(host, port, true);
@@ -154,9 +153,8 @@ Result<Fd> connect_to(const Endpoint& to, Clock::time_point deadline, const std:
     Result<Fd> fd = start_connect(to, from);
     std::string last = fd ? "" : fd.error().message;
     if (fd) {
-      Result<bool> done = false;
-      while ((done = connect_done(fd->get())) && !*done && Clock::now() < deadline)
-        (void)wait_for(fd->get(), POLLOUT, deadline, "connect");
+      Status ready = wait_for(fd->get(), POLLOUT, deadline, "connect");  // connected or failed
+      Result<bool> done = ready ? connect_done(fd->get()) : Result<bool>(Error{ready.message()});
       if (done && *done) {
         int flags = ::fcntl(fd->get(), F_GETFL);
         ::fcntl(fd->get(), F_SETFL, flags & ~O_NONBLOCK);
@@ -206,22 +204,37 @@ Status recv_all(int fd, void* data, size_t bytes, Clock::time_point deadline) {
   return Status::Ok();
 }
 
-Endpoint peer_endpoint(int fd) {
-  sockaddr_storage ss{};
-  socklen_t len = sizeof ss;
+namespace {
+
+Endpoint endpoint_of(const sockaddr_storage& ss) {
   char host[INET6_ADDRSTRLEN] = "?";
   uint16_t port = 0;
-  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return {host, port};
   if (ss.ss_family == AF_INET) {
-    auto* in = reinterpret_cast<sockaddr_in*>(&ss);
+    auto* in = reinterpret_cast<const sockaddr_in*>(&ss);
     inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
     port = ntohs(in->sin_port);
   } else if (ss.ss_family == AF_INET6) {
-    auto* in = reinterpret_cast<sockaddr_in6*>(&ss);
+    auto* in = reinterpret_cast<const sockaddr_in6*>(&ss);
     inet_ntop(AF_INET6, &in->sin6_addr, host, sizeof host);
     port = ntohs(in->sin6_port);
   }
   return {host, port};
+}
+
+}  // namespace
+
+Endpoint peer_endpoint(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return {"?", 0};
+  return endpoint_of(ss);
+}
+
+Endpoint local_endpoint(int fd) {
+  sockaddr_storage ss{};
+  socklen_t len = sizeof ss;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&ss), &len) != 0) return {"?", 0};
+  return endpoint_of(ss);
 }
 
 Status set_nonblocking(int fd) {

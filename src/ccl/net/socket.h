@@ -53,8 +53,12 @@ Result<Fd> accept_one(int listener, Clock::time_point deadline);
 Status send_all(int fd, const void* data, size_t bytes, Clock::time_point deadline);
 Status recv_all(int fd, void* data, size_t bytes, Clock::time_point deadline);
 
-// Who is at the other end of a connected socket ({"?", 0} when it cannot be told).
+// Who is at the other end of a connected socket, and this end ({"?", 0} when it cannot be told).
 Endpoint peer_endpoint(int fd);
+Endpoint local_endpoint(int fd);
+
+// Waits until fd is ready for `events` (POLLIN, POLLOUT) or the deadline passes.
+Status wait_for(int fd, short events, Clock::time_point deadline, const char* what);
 
 Status set_nonblocking(int fd);
 void set_nodelay(int fd);

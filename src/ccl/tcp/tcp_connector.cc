@@ -11,6 +11,13 @@
 namespace xm::ccl {
 namespace {
 
+// A data connection's claim: the dialling rank and the rail.
+std::pair<int, size_t> decode_hello(std::span<const uint8_t> bytes) {
+  uint32_t be[2];
+  std::memcpy(be, bytes.data(), sizeof be);
+  return {int(ntohl(be[0])), ntohl(be[1])};
+}
+
 std::string purpose(int a, int b, size_t rail) {
   return "data/" + std::to_string(std::min(a, b)) + "/" + std::to_string(std::max(a, b)) + "/" + std::to_string(rail);
 }
@@ -24,10 +31,7 @@ TcpConnector::TcpConnector(TcpSetup setup) : setup_(std::move(setup)) {
   net::Gate::Rules rules;
   rules.hello_bytes = 8;
   rules.purpose = [this](size_t listener, std::span<const uint8_t> bytes) -> Result<std::string> {
-    uint32_t hello[2];
-    std::memcpy(hello, bytes.data(), sizeof hello);
-    int peer = int(ntohl(hello[0]));
-    size_t rail = ntohl(hello[1]);
+    auto [peer, rail] = decode_hello(bytes);
     bool expected = peer > setup_.rank && knows(peer) && rail == listener && rail < rails_with(peer) &&
                     !links_.count(peer) && !(pending_.count(peer) && pending_.at(peer).sockets[rail]);
     if (!expected) return Error{"unexpected hello (rank " + std::to_string(peer) + ", rail " + std::to_string(rail) + ")"};
@@ -58,11 +62,9 @@ void TcpConnector::admit_arrivals() {
   while (true) {
     Result<net::Gate::Arrival> in = gate_->admit(net::Clock::now());  // whoever is ready, no waiting
     if (!in) return;
-    uint32_t hello[2];
-    std::memcpy(hello, in->hello.data(), sizeof hello);
-    int peer = int(ntohl(hello[0]));
+    auto [peer, rail] = decode_hello(in->hello);
     Pending& p = pending(peer);
-    net::Fd& slot = p.sockets[ntohl(hello[1])];
+    net::Fd& slot = p.sockets[rail];
     if (slot || links_.count(peer)) {  // two proven connections for one rail: both passed the gate at once
       gate_->refuse(in->listener, in->from, "rail " + std::to_string(in->listener) + " connected twice");
       continue;
