@@ -97,6 +97,19 @@ xcclResult_t xcclCommGetAsyncError(xcclComm_t comm, xcclResult_t* async_error);
  * an operation failed with xcclRemoteError naming a dead rank. comm stays valid (destroy or
  * abort it); *newcomm gets fresh shared-memory and TCP links. */
 xcclResult_t xcclCommShrink(xcclComm_t comm, const int* excludeRanksList, int excludeRanksCount, xcclComm_t* newcomm);
+/* A TCP rail's state with one peer. Rails fail over inside a collective and come back by
+ * themselves: a failed rail is down, then probing (reconnecting), then held (connected,
+ * carrying heartbeats only) until it has stayed up, then up again. */
+typedef enum { xcclRailUp = 0, xcclRailDown = 1, xcclRailProbing = 2, xcclRailHeld = 3 } xcclRailState_t;
+typedef struct {
+  xcclRailState_t state;
+  unsigned long long bytesSent, bytesReceived; /* on this rail, frame headers included */
+  unsigned failures;                           /* times it was declared down */
+} xcclRailInfo_t;
+/* *nrails: how many rails connect this rank to peer over TCP (0: none yet, or the peer is
+ * reached through shared memory). Callable from any thread while operations run. */
+xcclResult_t xcclCommRailCount(const xcclComm_t comm, int peer, int* nrails);
+xcclResult_t xcclCommGetRailInfo(const xcclComm_t comm, int peer, int rail, xcclRailInfo_t* info);
 xcclResult_t xcclCommCount(const xcclComm_t comm, int* count);
 xcclResult_t xcclCommUserRank(const xcclComm_t comm, int* rank);
 

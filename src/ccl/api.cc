@@ -230,6 +230,31 @@ xcclResult_t xcclCommGetAsyncError(xcclComm_t comm, xcclResult_t* async_error) {
   return xcclSuccess;
 }
 
+xcclResult_t xcclCommRailCount(const xcclComm_t comm, int peer, int* nrails) {
+  if (!comm || !nrails) return fail(xcclInvalidArgument, "xcclCommRailCount: NULL argument");
+  if (peer < 0 || peer >= comm->impl->ranks())
+    return fail(xcclInvalidArgument, "xcclCommRailCount: peer " + std::to_string(peer) + " is not in 0.." +
+                                         std::to_string(comm->impl->ranks() - 1));
+  const xm::ccl::TcpLink* link = comm->impl->tcp_link(peer);
+  *nrails = link ? int(link->rails()) : 0;
+  return xcclSuccess;
+}
+
+xcclResult_t xcclCommGetRailInfo(const xcclComm_t comm, int peer, int rail, xcclRailInfo_t* info) {
+  int nrails = 0;
+  if (!info) return fail(xcclInvalidArgument, "xcclCommGetRailInfo: info is NULL");
+  if (xcclResult_t r = xcclCommRailCount(comm, peer, &nrails); r != xcclSuccess) return r;
+  if (rail < 0 || rail >= nrails)
+    return fail(xcclInvalidArgument, "xcclCommGetRailInfo: rail " + std::to_string(rail) + " of " + std::to_string(nrails) +
+                                         " to rank " + std::to_string(peer));
+  const xm::ccl::TcpLink* link = comm->impl->tcp_link(peer);
+  info->state = xcclRailState_t(link->state(size_t(rail)));
+  info->bytesSent = link->bytes_sent(size_t(rail));
+  info->bytesReceived = link->bytes_received(size_t(rail));
+  info->failures = link->failures(size_t(rail));
+  return xcclSuccess;
+}
+
 xcclResult_t xcclCommCount(const xcclComm_t comm, int* count) {
   if (!comm || !count) return fail(xcclInvalidArgument, "xcclCommCount: NULL argument");
   *count = comm->impl->ranks();

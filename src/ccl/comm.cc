@@ -265,6 +265,7 @@ Status Comm::connect_tcp_peers(const JobId& job, const std::vector<std::string>&
   setup.secret = job.secret;
   setup.deadline = deadline;
   setup.stripe_bytes = settings_.tcp_stripe_bytes;
+  setup.policy = {settings_.rail_stall, settings_.rail_retry, settings_.rail_hold};
   for (int p : peers) {
     Result<std::vector<Rail>> theirs = decode_rails(parse_blob(blobs[p])["tcp"]);
     if (!theirs) return Error{"rank " + std::to_string(p) + " sent bad rails: " + theirs.error().message};
@@ -299,8 +300,8 @@ Comm::~Comm() {
     for (auto& [peer, l] : tcp_->links()) {
       std::string counts;
       for (size_t r = 0; r < l->rails(); ++r)
-        counts += " rail" + std::to_string(r) + " sent " + std::to_string(l->bytes_sent(r)) + " B received " +
-                  std::to_string(l->bytes_received(r)) + " B;";
+        counts += " rail" + std::to_string(r) + " (" + rail_state_name(l->state(r)) + ", " + std::to_string(l->failures(r)) +
+                  " failure(s)) sent " + std::to_string(l->bytes_sent(r)) + " B received " + std::to_string(l->bytes_received(r)) + " B;";
       XCCL_LOG(LogLevel::kInfo, Subsys::kNet, rank_, "TCP bytes with rank " + std::to_string(peer) + ":" + counts);
     }
 }
@@ -367,7 +368,16 @@ void Comm::work() {
     Operation op;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [&] { return (stopping_ && !busy_) || (!queue_.empty() && !busy_); });
+      auto ready = [&] { return (stopping_ && !busy_) || (!queue_.empty() && !busy_); };
+      // Between operations the TCP links still have work of their own: a failed rail's
+      // stripes to resend, acknowledgements, rails to reconnect.
+      while (!ready() && tcp_ && tcp_->needs_tending()) {
+        lock.unlock();
+        tcp_->tend();
+        lock.lock();
+        cv_.wait_for(lock, std::chrono::milliseconds(10), ready);
+      }
+      cv_.wait(lock, ready);
       if (queue_.empty()) return;
       op = std::move(queue_.front());
       queue_.pop_front();
@@ -423,6 +433,7 @@ const Plan& Comm::plan_for(const CollectiveArgs& a) {
 
 Status Comm::run(Operation& op) {
   ExecOptions options{settings_.timeout, &cancel_, oversubscribed_, spread_.get(), &peer_names_};
+  if (tcp_) options.background = [this] { tcp_->tend(); };
   if (!op.group.empty()) {  // point to point: bytes, one user buffer per entry
     Schedule s;
     s.algorithm = "p2p";

@@ -80,6 +80,9 @@ class Comm {
   // spare listener it published at init. Every survivor calls it with the same list.
   // Precondition: every excluded rank is in range, and this rank is not one of them.
   Result<std::unique_ptr<Comm>> shrink(const std::vector<int>& excluded);
+  // The TCP link to `peer` once connected, else null; its rail figures are safe to read
+  // from any thread.
+  const TcpLink* tcp_link(int peer) const { return tcp_ ? tcp_->find(peer) : nullptr; }
 
  private:
   Comm() = default;

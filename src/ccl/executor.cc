@@ -258,6 +258,7 @@ Status Executor::run(const Plan& plan, const CollectiveArgs& args, const ExecBuf
     // Nothing to do until a peer moves: spin briefly (the peer is usually on another
     // core), then give the core away; at once when ranks outnumber cores.
     ++idle;
+    if (options.background && (idle & 63) == 0) options.background();
     if (options.yield_at_once || idle > 256) wait_for_peers(plan, options.on_wait);
     if (options.cancel && options.cancel->load(std::memory_order_relaxed)) return Error{"aborted"};
     if ((idle & 255) != 0) continue;

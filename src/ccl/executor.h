@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <cstddef>
 #include <span>
 #include <string>
@@ -50,6 +51,9 @@ struct ExecOptions {
   WaitObserver* on_wait = nullptr;
   // Who each rank is, for errors: "rank 1 (host h1, rails 10.0.0.2, 10.0.1.2)".
   const std::vector<std::string>* peer_names = nullptr;
+  // The transports' own work for links this collective does not drive (stripes of a
+  // failed rail to resend, a rail to reconnect); run while waiting.
+  std::function<void()> background = nullptr;
 };
 
 class Plan {

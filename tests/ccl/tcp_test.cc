@@ -19,12 +19,12 @@ struct RankPair {
   }
   void connect() {
     std::thread t1([&] {
-      TcpSetup s{1, rails1, &l1, {{0, rails0}}, secret, deadline, 64 << 10, 1 << 20};
+      TcpSetup s{1, rails1, &l1, {{0, rails0}}, secret, deadline, 64 << 10, 1 << 20, policy};
       auto r = connect_tcp(s);
       ASSERT_TRUE(r.ok()) << r.error().message;
       links1 = std::move(r).value();
     });
-    TcpSetup s0{0, rails0, &l0, {{1, rails1}}, secret, deadline, 64 << 10, 1 << 20};
+    TcpSetup s0{0, rails0, &l0, {{1, rails1}}, secret, deadline, 64 << 10, 1 << 20, policy};
     auto r0 = connect_tcp(s0);
     t1.join();
     ASSERT_TRUE(r0.ok()) << r0.error().message;
@@ -34,6 +34,7 @@ struct RankPair {
   std::vector<Rail> rails0, rails1;
   std::vector<net::Fd> l0, l1;
   net::Clock::time_point deadline = net::Clock::now() + std::chrono::seconds(20);
+  RailPolicy policy;
   std::map<int, std::unique_ptr<TcpLink>> links0, links1;
 };
 
@@ -100,9 +101,10 @@ TEST(TcpTransport, TwoRailsStripedRailAffineAndStrangersRefused) {
     ASSERT_TRUE(a.status().ok() && b.status().ok());
   }
   EXPECT_EQ(got, data);
-  // Rail 0 is twice as fast: it carried two thirds (in whole 64 KiB stripes).
-  EXPECT_EQ(a.bytes_sent(0), 32u << 16);
-  EXPECT_EQ(a.bytes_sent(1), 16u << 16);
+  // Rail 0 is twice as fast: it carried about two thirds (64 KiB stripes, a rail whose
+  // socket is full giving its turn away).
+  double share0 = double(a.bytes_sent(0)) / double(a.bytes_sent(0) + a.bytes_sent(1));
+  EXPECT_NEAR(share0, 2.0 / 3, 0.1);
   EXPECT_EQ(b.bytes_received(0), a.bytes_sent(0));
   // Closing one end is seen by the other as an error, not a hang.
   links0.clear();

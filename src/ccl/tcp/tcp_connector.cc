@@ -32,8 +32,9 @@ TcpConnector::TcpConnector(TcpSetup setup) : setup_(std::move(setup)) {
   rules.hello_bytes = 8;
   rules.purpose = [this](size_t listener, std::span<const uint8_t> bytes) -> Result<std::string> {
     auto [peer, rail] = decode_hello(bytes);
+    bool reconnecting = links_.count(peer) && links_.at(peer)->rails() > 1;  // a failed rail, dialled again
     bool expected = peer > setup_.rank && knows(peer) && rail == listener && rail < rails_with(peer) &&
-                    !links_.count(peer) && !(pending_.count(peer) && pending_.at(peer).sockets[rail]);
+                    (reconnecting || (!links_.count(peer) && !(pending_.count(peer) && pending_.at(peer).sockets[rail])));
     if (!expected) return Error{"unexpected hello (rank " + std::to_string(peer) + ", rail " + std::to_string(rail) + ")"};
     return purpose(setup_.rank, peer, rail);
   };
@@ -63,6 +64,11 @@ void TcpConnector::admit_arrivals() {
     Result<net::Gate::Arrival> in = gate_->admit(net::Clock::now());  // whoever is ready, no waiting
     if (!in) return;
     auto [peer, rail] = decode_hello(in->hello);
+    if (auto link = links_.find(peer); link != links_.end()) {
+      link->second->install(rail, std::move(in->fd));
+      redials_.erase({peer, rail});
+      continue;
+    }
     Pending& p = pending(peer);
     net::Fd& slot = p.sockets[rail];
     if (slot || links_.count(peer)) {  // two proven connections for one rail: both passed the gate at once
@@ -98,12 +104,19 @@ TcpLink* TcpConnector::make_link(int peer) {
   const std::vector<Rail>& theirs = setup_.peers.at(peer);
   std::vector<double> weights;
   for (size_t r = 0; r < p.sockets.size(); ++r) weights.push_back(std::min(setup_.rails[r].gbps, theirs[r].gbps));
-  auto link = std::make_unique<TcpLink>(peer, std::move(p.sockets), weights, setup_.stripe_bytes, setup_.staging_bytes);
+  auto link = std::make_unique<TcpLink>(setup_.rank, peer, std::move(p.sockets), weights, setup_.stripe_bytes,
+                                        setup_.staging_bytes, setup_.policy);
   pending_.erase(peer);
   XCCL_LOG(LogLevel::kTrace, Subsys::kNet, setup_.rank,
            "connected to rank " + std::to_string(peer) + " over " + std::to_string(weights.size()) + " rail(s)");
-  TcpLink* made = (links_[peer] = std::move(link)).get();
-  if (links_.size() == setup_.peers.size()) {  // nobody left to admit: the kernel refuses from now on
+  TcpLink* made;
+  {
+    std::lock_guard<std::mutex> lock(links_mu_);
+    made = (links_[peer] = std::move(link)).get();
+  }
+  // Nobody left to admit, and no rail to reconnect (one rail: its failure is the link's):
+  // the kernel refuses from now on.
+  if (links_.size() == setup_.peers.size() && setup_.rails.size() < 2) {
     gate_.reset();
     listeners_.clear();
   }
@@ -116,6 +129,57 @@ TcpLink* TcpConnector::progress(int peer) {
   step_dials(peer);
   admit_arrivals();  // the lower rank's side, and any other peer's that is under way
   return make_link(peer);
+}
+
+bool TcpConnector::needs_tending() const {
+  for (auto& [peer, link] : links_)
+    if (link->busy()) return true;
+  return false;
+}
+
+void TcpConnector::tend() {
+  admit_arrivals();
+  auto now = net::Clock::now();
+  for (auto& [peer, link] : links_) {
+    if (!link->busy()) continue;
+    link->progress();
+    for (size_t r = 0; r < link->rails(); ++r) {
+      if (link->wants_connection(r, now)) link->connecting(r);
+      if (link->state(r) != RailState::kProbing || peer > setup_.rank || link->closed_by_peer()) continue;
+      redial(peer, r, now);  // the higher rank dials
+    }
+  }
+}
+
+void TcpConnector::redial(int peer, size_t rail, net::Clock::time_point now) {
+  auto key = std::make_pair(peer, rail);
+  auto it = redials_.find(key);
+  // A dial whose SYN went into a cut path waits on the kernel's backoff; start afresh.
+  if (it != redials_.end() && now - it->second.started > std::chrono::milliseconds(1500)) redials_.erase(it), it = redials_.end();
+  if (it == redials_.end()) {
+    const Rail& theirs = setup_.peers.at(peer)[rail];
+    uint32_t hello[2] = {htonl(uint32_t(setup_.rank)), htonl(uint32_t(rail))};
+    Redial d{net::Dialer(net::Endpoint{theirs.host, theirs.port},
+                         std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(hello), sizeof hello), setup_.secret,
+                         purpose(setup_.rank, peer, rail), setup_.rails[rail].host),
+             now};
+    it = redials_.emplace(key, std::move(d)).first;
+  }
+  net::Dialer::State s = it->second.dialer.step();
+  if (s == net::Dialer::State::kDone) {
+    links_.at(peer)->install(rail, it->second.dialer.take());
+    redials_.erase(it);
+  } else if (s == net::Dialer::State::kFailed) {  // refused for good (a wrong secret): the rail stays down
+    XCCL_LOG(LogLevel::kWarn, Subsys::kNet, setup_.rank,
+             "rail " + std::to_string(rail) + " to rank " + std::to_string(peer) + ": " + it->second.dialer.error());
+    redials_.erase(it);
+  }
+}
+
+const TcpLink* TcpConnector::find(int peer) const {
+  std::lock_guard<std::mutex> lock(links_mu_);
+  auto it = links_.find(peer);
+  return it == links_.end() ? nullptr : it->second.get();
 }
 
 Status TcpConnector::status(int peer) const {

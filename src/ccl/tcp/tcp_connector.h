@@ -2,13 +2,15 @@
 // (LazyTcpLink stands in until then), so a job of thousands of ranks holds sockets and
 // staging buffers only for the peers its algorithms talk to. Of each pair, the higher rank
 // dials, one connection per rail, rail-affine; the lower admits through a gate on its rail
-// listeners, which stay open until every peer is connected. Both sides move in non-blocking
+// listeners, which stay open until every peer is connected (for good with two rails or
+// more, to take a failed rail back). Both sides move in non-blocking
 // steps from the executor's progress calls: a rank connecting to one peer keeps moving
 // bytes with the others, and strangers on a listener delay nobody.
 #pragma once
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -31,6 +33,12 @@ class TcpConnector {
   Status status(int peer) const;
   // Connects to every peer now (what init did before connections were made on demand).
   Status connect_all(net::Clock::time_point deadline);
+  // The links' own work while no step needs them (resending, acknowledging) and failed
+  // rails' reconnection: call while needs_tending(), from the thread that runs the links.
+  bool needs_tending() const;
+  void tend();
+  // The link to `peer` once connected (null before), from any thread.
+  const TcpLink* find(int peer) const;
   // The connected links, by peer.
   const std::map<int, std::unique_ptr<TcpLink>>& links() const { return links_; }
   std::map<int, std::unique_ptr<TcpLink>> take_links() { return std::move(links_); }
@@ -48,12 +56,19 @@ class TcpConnector {
   void step_dials(int peer);  // when this rank dials `peer`
   void admit_arrivals();      // everyone at the gate, into their peers' slots
   TcpLink* make_link(int peer);  // once every rail of `peer` is in
+  void redial(int peer, size_t rail, net::Clock::time_point now);
+  struct Redial {
+    net::Dialer dialer;
+    net::Clock::time_point started;
+  };
 
   TcpSetup setup_;
   std::vector<net::Fd> listeners_;
   std::unique_ptr<net::Gate> gate_;  // on listeners_; both go once every peer is connected
   std::map<int, Pending> pending_;
-  std::map<int, std::unique_ptr<TcpLink>> links_;
+  std::map<int, std::unique_ptr<TcpLink>> links_;  // changed under links_mu_, read without it on this thread
+  mutable std::mutex links_mu_;
+  std::map<std::pair<int, size_t>, Redial> redials_;
 };
 
 // A TcpLink that is made when first needed: until then it carries nothing and says so by

@@ -1,48 +1,139 @@
 // TCP across hosts, multi-rail: one socket per rail to each peer, rail r to the peer's
-// rail r; one stream striped across all rails in proportion to their speed (stripe k
-// goes to StripePlan's k-th rail at both ends). Non-blocking sockets, driven by the
-// executor's progress loop: no thread per connection.
+// rail r; one byte stream each way, cut into stripes that go to the rails in proportion
+// to their speed (a rail whose socket is full gives its turn to one that is not).
+// Non-blocking sockets, driven by the executor's progress loop: no thread per connection.
+//
+// Riding through a failed rail: every stripe is a frame that says where in the stream it
+// belongs (frame.h), the receiver places it by offset, and the sender keeps each byte
+// until the receiver says it has consumed it (the ack in every frame). When a rail dies
+// (a socket error, or silent while another rail is heard: rail_health.h) its unacknowledged
+// stripes go out again on the others, the peer is told, and the rail is reconnected in
+// the background (TcpConnector), held out of the stripe until it has stayed up a while,
+// then used again. Nothing is lost, nothing delivered twice.
 #pragma once
 
+#include <atomic>
+#include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "ccl/link.h"
 #include "ccl/net/auth.h"
 #include "ccl/net/socket.h"
+#include "ccl/tcp/frame.h"
 #include "ccl/tcp/rails.h"
 
 namespace xm::ccl {
 
+// A rail's state as users see it (xcclRailState_t mirrors it).
+enum class RailState : int {
+  kUp = 0,       // in the stripe
+  kDown = 1,     // failed; waiting out its pause before reconnecting
+  kProbing = 2,  // being reconnected
+  kHeld = 3,     // reconnected, carrying only heartbeats until it has stayed up
+};
+const char* rail_state_name(RailState s);
+
+// Failover and failback thresholds (XCCL_RAIL_*; docs/xccl.md says how they were chosen).
+struct RailPolicy {
+  std::chrono::milliseconds stall{400};  // unacknowledged this long while another rail is heard: dead
+  std::chrono::milliseconds retry{250};  // first pause before reconnecting; doubles per recent failure
+  std::chrono::milliseconds hold{1000};  // a reconnected rail's probation; doubles per recent failure
+};
+
 class TcpLink final : public Link {
  public:
-  TcpLink(int peer, std::vector<net::Fd> sockets, std::vector<double> weights, size_t stripe_bytes,
-          size_t staging_bytes);
+  // window_bytes (a power of two): how far the sender may run ahead of what the receiver
+  // consumed; both ends keep that much (the receiver to place stripes, the sender to resend).
+  TcpLink(int self, int peer, std::vector<net::Fd> sockets, std::vector<double> weights, size_t stripe_bytes,
+          size_t window_bytes, RailPolicy policy = {});
+  ~TcpLink() override;
   size_t send_some(const std::byte* data, size_t bytes) override;
-  std::span<const std::byte> readable() override { return staging_.readable(); }
-  void consume(size_t bytes) override { staging_.consume(bytes); }
+  std::span<const std::byte> readable() override;
+  void consume(size_t bytes) override { consumed_ += bytes; }
   void progress() override;
   Status status() const override;
   void close() override;
 
-  size_t rails() const { return sockets_.size(); }
-  uint64_t bytes_sent(size_t rail) const { return sent_[rail]; }
-  uint64_t bytes_received(size_t rail) const { return received_[rail]; }
+  // Work of its own, even with no step pending: stripes to resend, an acknowledgement
+  // owed, a rail being probed. Whoever owns the link keeps calling progress() meanwhile.
+  bool busy() const;
+
+  // Failback, driven by TcpConnector: a failed rail whose pause is over wants a new
+  // connection (the higher rank dials it, the lower admits it); once proven it is
+  // installed here and held before it carries stripes again.
+  bool wants_connection(size_t rail, net::Clock::time_point now) const;
+  void connecting(size_t rail);
+  void install(size_t rail, net::Fd fd);
+  bool closed_by_peer() const { return peer_closed_; }
+
+  // Readable from any thread (xcclCommGetRailInfo).
+  size_t rails() const { return rails_.size(); }
+  RailState state(size_t rail) const { return RailState(rails_[rail]->state.load(std::memory_order_relaxed)); }
+  uint64_t bytes_sent(size_t rail) const { return rails_[rail]->sent.load(std::memory_order_relaxed); }
+  uint64_t bytes_received(size_t rail) const { return rails_[rail]->received.load(std::memory_order_relaxed); }
+  uint32_t failures(size_t rail) const { return rails_[rail]->failures.load(std::memory_order_relaxed); }
 
  private:
-  void fail(const std::string& what);
+  struct OutFrame {
+    Frame f;
+    size_t pushed = 0;  // header and payload bytes the socket took
+    std::byte header[kFrameHeader];
+  };
+  struct RailIo {
+    net::Fd fd;
+    std::atomic<int> state{int(RailState::kUp)};
+    std::atomic<uint64_t> sent{0}, received{0};
+    std::atomic<uint32_t> failures{0};
+    uint32_t generation = 0;  // connections so far, counted alike at both ends
+    double weight = 1, credit = 0;
+    std::deque<OutFrame> queue;  // to push; the first may be under way
+    std::deque<Frame> unacked;   // data pushed whole, kept until consumed
+    size_t queued_bytes = 0;
+    std::byte header[kFrameHeader];
+    size_t header_got = 0;
+    bool in_data = false, eof = false;
+    Frame in;
+    uint32_t in_got = 0;
+    net::Clock::time_point since{}, retry_at{}, last_heartbeat{}, eof_at{};
+    unsigned recent_failures = 0;
+    std::string why;  // the last failure
+  };
+  using Clock = net::Clock;
 
-  int peer_;
-  std::vector<net::Fd> sockets_;
+  void fail(const std::string& what);
+  bool in_stripe(size_t rail) const;
+  bool in_stripe_any() const;
+  int pick_rail(int except = -1);
+  void enqueue(size_t rail, Frame f, bool urgent = false);
+  void push(size_t rail);
+  void receive(size_t rail);
+  void on_frame(size_t rail, const Frame& f);
+  void arrived(uint64_t from, uint64_t to);
+  void rail_down(size_t rail, const std::string& why, bool tell_peer);
+  void check_health(Clock::time_point now);
+  void owe_ack();
+  void log_rail(size_t rail, const std::string& what) const;
+
+  int self_, peer_;
+  std::vector<std::unique_ptr<RailIo>> rails_;
   size_t stripe_;
-  StripePlan send_plan_, recv_plan_;
-  size_t send_rail_ = 0, send_left_ = 0, recv_rail_ = 0, recv_left_ = 0;
-  std::unique_ptr<std::byte[]> staging_memory_;
-  ByteFifo staging_;  // received bytes not yet consumed
-  std::vector<uint64_t> sent_, received_;
+  RailPolicy policy_;
+  FrameLimits limits_;
+  // Sending: stream bytes [released_, taken_) kept in out_ until the peer consumed them.
+  size_t window_;
+  std::unique_ptr<std::byte[]> out_, in_, scratch_;
+  uint64_t taken_ = 0, released_ = 0;
+  // Receiving: [consumed_, frontier_) arrived whole; stripes beyond, by start.
+  uint64_t consumed_ = 0, frontier_ = 0, ack_sent_ = 0;
+  std::map<uint64_t, uint64_t> beyond_;
+  bool ack_owed_ = false;
+  Clock::time_point next_check_{};
   Status status_;
-  bool peer_closed_ = false;  // end of stream: fine until we need more bytes from it
+  bool peer_closed_ = false;  // every rail ended: the peer left
 };
 
 struct TcpSetup {
@@ -54,6 +145,7 @@ struct TcpSetup {
   net::Clock::time_point deadline;
   size_t stripe_bytes = 256 << 10;
   size_t staging_bytes = 4 << 20;
+  RailPolicy policy;
 };
 
 // Listens on every rail (any free port); fills in the ports.

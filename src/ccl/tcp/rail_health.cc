@@ -1,0 +1,52 @@
+#include "ccl/tcp/rail_health.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+namespace xm::ccl {
+
+Result<RailSample> sample_rail(int fd) {
+  tcp_info info{};
+  socklen_t len = sizeof info;
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0)
+    return Error{std::string("TCP_INFO: ") + std::strerror(errno)};
+  RailSample s;
+  s.connected = true;
+  s.in_flight = info.tcpi_unacked > 0;
+  s.ms_since_ack = info.tcpi_last_ack_recv;
+  return s;
+}
+
+namespace {
+
+bool silent(const RailSample& s, std::chrono::milliseconds stall) {
+  return s.connected && s.in_flight && s.ms_since_ack >= uint64_t(stall.count());
+}
+
+bool heard_from_peer(std::span<const RailSample> rails, size_t except, std::chrono::milliseconds stall) {
+  for (size_t s = 0; s < rails.size(); ++s)
+    if (s != except && rails[s].connected && rails[s].ms_since_ack < uint64_t(stall.count() / 2)) return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<size_t> silent_rails(std::span<const RailSample> rails, std::chrono::milliseconds stall) {
+  std::vector<size_t> dead;
+  for (size_t r = 0; r < rails.size(); ++r)
+    if (silent(rails[r], stall) && heard_from_peer(rails, r, stall)) dead.push_back(r);
+  return dead;
+}
+
+bool suspect_a_rail(std::span<const RailSample> rails, std::chrono::milliseconds stall) {
+  for (const RailSample& s : rails)
+    if (silent(s, stall / 2)) return true;
+  return false;
+}
+
+}  // namespace xm::ccl

@@ -1,0 +1,33 @@
+// When is a rail dead? Not when it is merely quiet: a peer that is CPU-starved stops
+// reading every rail at once, and its kernel still acknowledges what arrives (then
+// closes the window), so no rail goes unacknowledged with data in flight. A rail is
+// declared dead when its TCP connection has had data in flight without any
+// acknowledgement for `stall` while another rail to the same peer was acknowledged
+// within the last stall/2: the peer's host is there, this path to it is not.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "util/result.h"
+
+namespace xm::ccl {
+
+// What the kernel knows about one rail's TCP connection (TCP_INFO).
+struct RailSample {
+  bool connected = false;    // has a socket that is in use (up or held)
+  bool in_flight = false;    // segments sent and not yet acknowledged
+  uint32_t ms_since_ack = 0;  // since the last acknowledgement arrived
+};
+
+Result<RailSample> sample_rail(int fd);
+
+// Rails to declare dead under the rule above.
+std::vector<size_t> silent_rails(std::span<const RailSample> rails, std::chrono::milliseconds stall);
+// True while some rail is half-way to the rule: time to make the other rails prove the
+// peer is there (a heartbeat makes their TCP acknowledge).
+bool suspect_a_rail(std::span<const RailSample> rails, std::chrono::milliseconds stall);
+
+}  // namespace xm::ccl
