@@ -241,8 +241,11 @@ Status Executor::run(const Plan& plan, const CollectiveArgs& args, const ExecBuf
     bool moved = run_copies();
     for (int p : plan.active_peers_) {
       bool sending = send_head_[p] < plan.sends_[p].size(), receiving = recv_head_[p] < plan.recvs_[p].size();
-      if (!sending && !receiving) continue;  // done with this peer: it may leave now
       Link* link = links[p];
+      if (!sending && !receiving) {  // done with this peer (it may leave now), but maybe not its link
+        if (link->busy()) link->progress();
+        continue;
+      }
       link->progress();
       // A relay is driven from its receive side, once it also heads its send queue.
       moved |= drain(plan.sends_[p], send_head_[p], [&](uint32_t i) { return !is_relay(i) && send(*link, i); });

@@ -52,6 +52,10 @@ class Link {
   virtual void commit(size_t /*bytes*/) {}
   // Moves bytes along for transports that need it (sockets); shared memory does nothing.
   virtual void progress() {}
+  // True while the link has bytes of its own to move with no step pending: a send it took
+  // but has not yet handed to the network, stripes to resend. The executor keeps calling
+  // progress() meanwhile.
+  virtual bool busy() const { return false; }
   // For an idle rank to sleep in the kernel instead of spinning: appends the descriptors
   // whose readiness would let this link move (reading; and writing when `sending`).
   // False when the link cannot be waited on that way (shared memory).

@@ -198,15 +198,17 @@ void add_run(CLI::App& tb, int& exit_code) {
   add_name_option(cmd, *name);
   cmd->add_option("-k,--ranks-per-host", opts->ranks_per_host, "ranks per host")->capture_default_str()
       ->check(CLI::Range(1u, 1024u));
-  cmd->add_option("--rails", *rails, "XCCL_RAILS: all = every NIC of the host; own = NIC (local rank mod NICs)")
-      ->check(CLI::IsMember({"all", "own"}))
+  cmd->add_option("--rails", *rails,
+                  "XCCL_RAILS: all = every NIC of the host; own = NIC (local rank mod NICs); own+spare = that NIC, "
+                  "the others as spares for when it fails")
+      ->check(CLI::IsMember({"all", "own", "own+spare"}))
       ->capture_default_str();
   cmd->add_option("--timeout", opts->timeout_s, "seconds before every rank is stopped (0: none)")
       ->capture_default_str()->check(CLI::NonNegativeNumber);
   cmd->add_flag("--prefix", opts->prefix, "prefix every output line with [rank N]");
   cmd->add_option("command", opts->command, "the command of every rank, after --")->required();
   cmd->callback([=, &exit_code] {
-    opts->rails = *rails == "own" ? RailMode::kOwn : RailMode::kAll;
+    opts->rails = *rails == "own" ? RailMode::kOwn : *rails == "own+spare" ? RailMode::kOwnSpare : RailMode::kAll;
     std::optional<Plan> plan = load("run", *name, exit_code);
     if (!plan) return;
     Result<int> r = run_job(*plan, *opts);

@@ -161,14 +161,18 @@ Env rank_env(const Plan& plan, uint32_t host, uint32_t local, const RunOptions& 
   const HostPlan& h = plan.hosts[host];
   uint32_t k = options.ranks_per_host;
   std::vector<const NicPlan*> nics;
+  size_t own = local % h.nics.size();
   if (options.rails == RailMode::kAll) {
     for (const NicPlan& n : h.nics) nics.push_back(&n);
   } else {
-    nics.push_back(&h.nics[local % h.nics.size()]);
+    nics.push_back(&h.nics[own]);
+    if (options.rails == RailMode::kOwnSpare)
+      for (size_t i = 1; i < h.nics.size(); ++i) nics.push_back(&h.nics[(own + i) % h.nics.size()]);
   }
   std::string rails, rail_ids;
   for (const NicPlan* n : nics) {
-    rails += (rails.empty() ? "" : ",") + n->address + "@" + trimmed(static_cast<double>(n->rate_bps) / 1e9, 6);
+    rails += (rails.empty() ? "" : ",") + n->address + "@" + trimmed(static_cast<double>(n->rate_bps) / 1e9, 6) +
+             (options.rails == RailMode::kOwnSpare && n != nics[0] ? "/spare" : "");
     rail_ids += (rail_ids.empty() ? "" : ",") + std::to_string(n->rail);
   }
   return {{"RANK", std::to_string(host * k + local)},

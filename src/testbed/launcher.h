@@ -15,6 +15,7 @@ namespace xm::testbed {
 enum class RailMode : uint8_t {
   kAll,  // every NIC of the host, each weighted by its rate
   kOwn,  // NIC (local rank mod NICs) only: the rank owns one rail, as a GPU does its NIC
+  kOwnSpare,  // that NIC, then the host's others as spares (XCCL_RAILS "/spare"): used when it fails
 };
 
 struct RunOptions {
@@ -30,7 +31,7 @@ using Env = std::vector<std::pair<std::string, std::string>>;
 // What rank (host, local) gets, in this order:
 //   RANK = host × K + local, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE = K,
 //   NODE_RANK = host, MASTER_ADDR = host 0's first NIC, MASTER_PORT,
-//   XCCL_SECRET, XCCL_RAILS = "addr@gbps,..." (kAll: every NIC; kOwn: one),
+//   XCCL_SECRET, XCCL_RAILS = "addr@gbps,..." (kAll: every NIC; kOwn: one; kOwnSpare: one, then the others marked /spare),
 //   XM_TESTBED = name, XM_TESTBED_HOST = host index, XM_TESTBED_NETNS,
 //   XM_TESTBED_RAILS = the rail index of each XCCL_RAILS entry, comma-separated.
 Env rank_env(const Plan& plan, uint32_t host, uint32_t local, const RunOptions& options, uint16_t master_port,

@@ -38,15 +38,6 @@ struct RankPair {
   std::map<int, std::unique_ptr<TcpLink>> links0, links1;
 };
 
-TEST(StripePlan, SharesFollowTheWeights) {
-  StripePlan plan({200, 100, 100});
-  std::vector<int> count(3);
-  for (int i = 0; i < 4000; ++i) ++count[plan.next()];
-  EXPECT_EQ(count, (std::vector<int>{2000, 1000, 1000}));
-  StripePlan a({400, 100}), b({400, 100});
-  for (int i = 0; i < 100; ++i) ASSERT_EQ(a.next(), b.next()) << "both ends must agree";
-}
-
 TEST(Rails, ParseAndRoundTrip) {
   auto rails = parse_rails("127.0.0.1@400,127.0.0.2", "x").value();
   ASSERT_EQ(rails.size(), 2u);
@@ -60,6 +51,11 @@ TEST(Rails, ParseAndRoundTrip) {
   auto back = decode_rails(encode_rails(rails)).value();
   EXPECT_EQ(back[1].host, "127.0.0.2");
   EXPECT_EQ(back[1].port, 5001);
+  auto spare = parse_rails("127.0.0.1@400,127.0.0.2@400/spare", "x").value();
+  EXPECT_FALSE(spare[0].spare);
+  EXPECT_TRUE(spare[1].spare);
+  EXPECT_TRUE(decode_rails(encode_rails(spare)).value()[1].spare);
+  EXPECT_FALSE(parse_rails("127.0.0.1@400/spares", "x").ok());
 }
 
 // Two ranks in threads over two loopback rails, with strangers knocking first.

@@ -1,11 +1,24 @@
 #include "ccl/tcp/rails.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 #include "ccl/net/socket.h"
 
 namespace xm::ccl {
+namespace {
+
+constexpr const char* kSpare = "/spare";
+
+bool strip_spare(std::string& item) {
+  size_t n = std::strlen(kSpare);
+  if (item.size() < n || item.compare(item.size() - n, n, kSpare) != 0) return false;
+  item.resize(item.size() - n);
+  return true;
+}
+
+}  // namespace
 
 Result<std::vector<Rail>> parse_rails(const std::string& text, const std::string& fallback_host) {
   std::vector<Rail> rails;
@@ -14,6 +27,7 @@ Result<std::vector<Rail>> parse_rails(const std::string& text, const std::string
   std::string item;
   while (std::getline(in, item, ',')) {
     Rail r;
+    r.spare = strip_spare(item);
     size_t at = item.find('@');
     r.host = item.substr(0, at);
     if (at != std::string::npos) {
@@ -33,7 +47,7 @@ std::string encode_rails(const std::vector<Rail>& rails) {
   for (const Rail& r : rails) {
     std::ostringstream g;
     g << r.gbps;
-    out += (out.empty() ? "" : ",") + net::Endpoint{r.host, r.port}.str() + "@" + g.str();
+    out += (out.empty() ? "" : ",") + net::Endpoint{r.host, r.port}.str() + "@" + g.str() + (r.spare ? kSpare : "");
   }
   return out;
 }
@@ -43,29 +57,15 @@ Result<std::vector<Rail>> decode_rails(const std::string& text) {
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
+    bool spare = strip_spare(item);
     size_t at = item.rfind('@');
     if (at == std::string::npos) return Error{"malformed rail \"" + item + "\""};
     Result<net::Endpoint> e = net::parse_endpoint(item.substr(0, at));
     if (!e) return e.error();
-    rails.push_back(Rail{e->host, e->port, std::strtod(item.c_str() + at + 1, nullptr)});
+    rails.push_back(Rail{e->host, e->port, std::strtod(item.c_str() + at + 1, nullptr), spare});
   }
   if (rails.empty()) return Error{"no rails"};
   return rails;
-}
-
-StripePlan::StripePlan(std::vector<double> weights)
-    : weights_(std::move(weights)), current_(weights_.size(), 0.0) {
-  for (double w : weights_) total_ += w;
-}
-
-size_t StripePlan::next() {
-  size_t best = 0;
-  for (size_t i = 0; i < weights_.size(); ++i) {
-    current_[i] += weights_[i];
-    if (current_[i] > current_[best]) best = i;
-  }
-  current_[best] -= total_;
-  return best;
 }
 
 }  // namespace xm::ccl

@@ -18,6 +18,9 @@ std::pair<int, size_t> decode_hello(std::span<const uint8_t> bytes) {
   return {int(ntohl(be[0])), ntohl(be[1])};
 }
 
+// How long the first connected rail waits for the others before the link starts without them.
+constexpr auto kWaitForEveryRail = std::chrono::seconds(2);
+
 std::string purpose(int a, int b, size_t rail) {
   return "data/" + std::to_string(std::min(a, b)) + "/" + std::to_string(std::max(a, b)) + "/" + std::to_string(rail);
 }
@@ -76,7 +79,7 @@ void TcpConnector::admit_arrivals() {
       continue;
     }
     slot = std::move(in->fd);
-    ++p.connected;
+    if (p.connected++ == 0) p.first_rail = net::Clock::now();
   }
 }
 
@@ -94,17 +97,29 @@ void TcpConnector::step_dials(int peer) {
     }
     net::Dialer::State s = p.dialing[r]->step();
     if (s == net::Dialer::State::kFailed) p.failed = Error{"rail " + std::to_string(r) + ": " + p.dialing[r]->error()};
-    if (s == net::Dialer::State::kDone) p.sockets[r] = p.dialing[r]->take(), ++p.connected;
+    if (s == net::Dialer::State::kDone) {
+      p.sockets[r] = p.dialing[r]->take();
+      if (p.connected++ == 0) p.first_rail = net::Clock::now();
+    }
   }
 }
 
 TcpLink* TcpConnector::make_link(int peer) {
   Pending& p = pending(peer);
-  if (!p.failed.ok() || p.connected < p.sockets.size()) return nullptr;
+  // Every rail, or (a rail down when the job starts) the ones that came within a while:
+  // the others are reconnected in the background like rails that failed.
+  bool some_for_a_while = p.connected > 0 && p.sockets.size() > 1 && net::Clock::now() - p.first_rail > kWaitForEveryRail;
+  if (!p.failed.ok() || (p.connected < p.sockets.size() && !some_for_a_while)) return nullptr;
+  for (size_t r = 0; r < p.dialing.size(); ++r)  // a dial under way goes on as a reconnection
+    if (!p.sockets[r] && p.dialing[r]) redials_.emplace(std::make_pair(peer, r), Redial{std::move(*p.dialing[r]), net::Clock::now()});
   const std::vector<Rail>& theirs = setup_.peers.at(peer);
   std::vector<double> weights;
-  for (size_t r = 0; r < p.sockets.size(); ++r) weights.push_back(std::min(setup_.rails[r].gbps, theirs[r].gbps));
-  auto link = std::make_unique<TcpLink>(setup_.rank, peer, std::move(p.sockets), weights, setup_.stripe_bytes,
+  std::vector<bool> spares;
+  for (size_t r = 0; r < p.sockets.size(); ++r) {
+    weights.push_back(std::min(setup_.rails[r].gbps, theirs[r].gbps));
+    spares.push_back(setup_.rails[r].spare || theirs[r].spare);
+  }
+  auto link = std::make_unique<TcpLink>(setup_.rank, peer, std::move(p.sockets), weights, spares, setup_.stripe_bytes,
                                         setup_.staging_bytes, setup_.policy);
   pending_.erase(peer);
   XCCL_LOG(LogLevel::kTrace, Subsys::kNet, setup_.rank,

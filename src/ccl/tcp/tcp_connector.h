@@ -49,6 +49,7 @@ class TcpConnector {
     std::vector<std::optional<net::Dialer>> dialing;  // per rail, when this rank dials
     std::vector<net::Fd> sockets;                     // per rail, once proven
     size_t connected = 0;
+    net::Clock::time_point first_rail{};
     Status failed;
   };
   Pending& pending(int peer);
@@ -85,6 +86,7 @@ class LazyTcpLink final : public Link {
     if (link()) link_->progress();
   }
   Status status() const override { return link_ ? link_->status() : connector_.status(peer_); }
+  bool busy() const override { return link_ && link_->busy(); }
   void close() override {
     if (link_) link_->close();
   }

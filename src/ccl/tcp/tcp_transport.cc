@@ -41,8 +41,8 @@ const char* rail_state_name(RailState s) {
   return "?";
 }
 
-TcpLink::TcpLink(int self, int peer, std::vector<net::Fd> sockets, std::vector<double> weights, size_t stripe_bytes,
-                 size_t window_bytes, RailPolicy policy)
+TcpLink::TcpLink(int self, int peer, std::vector<net::Fd> sockets, std::vector<double> weights, std::vector<bool> spares,
+                 size_t stripe_bytes, size_t window_bytes, RailPolicy policy)
     : self_(self),
       peer_(peer),
       stripe_(std::min(stripe_bytes, window_bytes / 4)),
@@ -57,8 +57,16 @@ TcpLink::TcpLink(int self, int peer, std::vector<net::Fd> sockets, std::vector<d
     auto io = std::make_unique<RailIo>();
     io->fd = std::move(sockets[r]);
     io->weight = weights[r];
-    io->since = Clock::now();
-    (void)net::set_nonblocking(io->fd.get());
+    io->spare = r < spares.size() && spares[r];
+    io->since = io->retry_at = Clock::now();
+    if (io->fd) {
+      (void)net::set_nonblocking(io->fd.get());
+    } else {  // it did not connect in time: reconnected in the background like a failed rail
+      io->state.store(int(RailState::kDown), std::memory_order_relaxed);
+      io->why = "not connected at the start";
+      io->recent_failures = 1;
+      log_rail(r, "down from the start (did not connect in time); connected in the background");
+    }
     rails_.push_back(std::move(io));
   }
   std::memset(out_.get(), 0, window_);  // fault the pages in now, not per message
@@ -111,24 +119,26 @@ bool TcpLink::in_stripe_any() const {
   return false;
 }
 
-// Smooth weighted round robin over the rails in the stripe; a rail with a stripe still
-// waiting for socket room gives its turn to one without.
+// Smooth weighted round robin over the rails in the stripe (spares only when no other
+// rail is); a rail with a stripe still waiting for socket room gives its turn to one without.
 int TcpLink::pick_rail(int except) {
+  auto usable = [&](size_t r, bool spare) { return int(r) != except && in_stripe(r) && rails_[r]->spare == spare; };
+  bool spares = true;
+  for (size_t r = 0; r < rails_.size(); ++r)
+    if (usable(r, false)) spares = false;
   int best = -1;
   double total = 0;
   for (size_t r = 0; r < rails_.size(); ++r) {
+    if (!usable(r, spares)) continue;
     RailIo& io = *rails_[r];
-    if (int(r) == except || !in_stripe(r)) continue;
     io.credit += io.weight, total += io.weight;
     if (best < 0 || io.credit > rails_[size_t(best)]->credit) best = int(r);
   }
   if (best < 0) return -1;
   rails_[size_t(best)]->credit -= total;
   if (rails_[size_t(best)]->queued_bytes >= stripe_)
-    for (size_t r = 0; r < rails_.size(); ++r) {
-      RailIo& io = *rails_[r];
-      if (int(r) != except && in_stripe(r) && io.queue.empty()) return int(r);
-    }
+    for (size_t r = 0; r < rails_.size(); ++r)
+      if (usable(r, spares) && rails_[r]->queue.empty()) return int(r);
   return best;
 }
 

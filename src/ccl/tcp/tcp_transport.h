@@ -48,8 +48,8 @@ class TcpLink final : public Link {
  public:
   // window_bytes (a power of two): how far the sender may run ahead of what the receiver
   // consumed; both ends keep that much (the receiver to place stripes, the sender to resend).
-  TcpLink(int self, int peer, std::vector<net::Fd> sockets, std::vector<double> weights, size_t stripe_bytes,
-          size_t window_bytes, RailPolicy policy = {});
+  TcpLink(int self, int peer, std::vector<net::Fd> sockets, std::vector<double> weights, std::vector<bool> spares,
+          size_t stripe_bytes, size_t window_bytes, RailPolicy policy = {});
   ~TcpLink() override;
   size_t send_some(const std::byte* data, size_t bytes) override;
   std::span<const std::byte> readable() override;
@@ -58,9 +58,9 @@ class TcpLink final : public Link {
   Status status() const override;
   void close() override;
 
-  // Work of its own, even with no step pending: stripes to resend, an acknowledgement
-  // owed, a rail being probed. Whoever owns the link keeps calling progress() meanwhile.
-  bool busy() const;
+  // Work of its own, even with no step pending: stripes taken but not yet in a socket,
+  // stripes to resend, an acknowledgement owed, a rail being probed or reconnected.
+  bool busy() const override;
 
   // Failback, driven by TcpConnector: a failed rail whose pause is over wants a new
   // connection (the higher rank dials it, the lower admits it); once proven it is
@@ -90,6 +90,7 @@ class TcpLink final : public Link {
     std::atomic<uint32_t> failures{0};
     uint32_t generation = 0;  // connections so far, counted alike at both ends
     double weight = 1, credit = 0;
+    bool spare = false;  // carries stripes only while no rail that is not a spare can
     std::deque<OutFrame> queue;  // to push; the first may be under way
     std::deque<Frame> unacked;   // data pushed whole, kept until consumed
     size_t queued_bytes = 0;
