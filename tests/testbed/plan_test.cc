@@ -209,6 +209,11 @@ TEST(Launcher, TorchrunAndXcclEnvironment) {
   EXPECT_EQ(o[0], (std::pair<std::string, std::string>{"RANK", "5"}));
   EXPECT_EQ(o[8], (std::pair<std::string, std::string>{"XCCL_RAILS", "10.77.0.2@0.4"}));
   EXPECT_EQ(o[12], (std::pair<std::string, std::string>{"XM_TESTBED_RAILS", "0"}));
+  RunOptions spare = all;
+  spare.rails = RailMode::kOwnSpare;
+  Env s = rank_env(p, 2, 1, spare, 1, "x");  // its own NIC 1 first, NIC 0 as the spare
+  EXPECT_EQ(s[8], (std::pair<std::string, std::string>{"XCCL_RAILS", "10.77.1.3@0.4,10.77.0.3@0.4/spare"}));
+  EXPECT_EQ(s[12], (std::pair<std::string, std::string>{"XM_TESTBED_RAILS", "1,0"}));
 }
 
 TEST(Launcher, SecretsAreFreshHex) {

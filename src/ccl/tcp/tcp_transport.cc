@@ -69,7 +69,8 @@ TcpLink::TcpLink(int self, int peer, std::vector<net::Fd> sockets, std::vector<d
     }
     rails_.push_back(std::move(io));
   }
-  std::memset(out_.get(), 0, window_);  // fault the pages in now, not per message
+  // The receive window is faulted in now, not message by message; the send side's copy
+  // only as far as it is used (a peer that gets small messages keeps little memory).
   std::memset(in_.get(), 0, window_);
 }
 
