@@ -371,6 +371,11 @@ void TcpLink::check_health(Clock::time_point now) {
     RailState s = RailState(io.state.load(std::memory_order_relaxed));
     if (!io.fd || io.eof || (s != RailState::kUp && s != RailState::kHeld)) continue;
     if (Result<RailSample> got = sample_rail(io.fd.get()); got) samples[r] = *got;
+    // A rail in the stripe is judged by its stripes: a spare carrying only heartbeats and
+    // acks through a congested NIC can lose a few in a row and be slow to answer, but it is
+    // not what the collective waits on. A rail on probation is judged by its heartbeats.
+    bool carries_stripes = !io.unacked.empty() || (!io.queue.empty() && io.queue.front().f.kind == FrameKind::kData);
+    if (s == RailState::kUp && !carries_stripes) samples[r].in_flight = false;
   }
   for (size_t r = 0; r < rails_.size(); ++r)  // one rail ended, the others did not: it was closed, not the link
     if (rails_[r]->fd && rails_[r]->eof && !peer_closed_ && now - rails_[r]->eof_at >= kHealthEvery)
