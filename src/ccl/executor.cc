@@ -243,7 +243,7 @@ Status Executor::run(const Plan& plan, const CollectiveArgs& args, const ExecBuf
       bool sending = send_head_[p] < plan.sends_[p].size(), receiving = recv_head_[p] < plan.recvs_[p].size();
       Link* link = links[p];
       if (!sending && !receiving) {  // done with this peer (it may leave now), but maybe not its link
-        if (link->busy()) link->progress();
+        if (link && link->busy()) link->progress();  // (no link: this rank itself)
         continue;
       }
       link->progress();
