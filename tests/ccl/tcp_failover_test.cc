@@ -6,10 +6,10 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <thread>
 
 #include "ccl/tcp/tcp_connector.h"
+#include "common/shell.h"
 
 namespace xm::ccl {
 namespace {
@@ -19,7 +19,7 @@ using Clock = std::chrono::steady_clock;
 
 std::byte pattern(uint64_t offset, int seed) { return std::byte(uint8_t(offset * 131 + (offset >> 16) + uint64_t(seed))); }
 
-bool sh(const std::string& cmd) { return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0; }
+bool sh(const std::string& cmd) { return shell::run(cmd).exit_code == 0; }
 
 // Drops (or answers with a reset) every TCP segment to and from one loopback address;
 // the resets themselves pass.
@@ -79,7 +79,7 @@ struct Rank {
 class TcpFailover : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root (a network namespace and nftables)";
+    ASSERT_EQ(::geteuid(), 0u) << "the rail failover tests need root (a network namespace and nftables): run them as root";
     ASSERT_EQ(::unshare(CLONE_NEWNET), 0) << "unshare(CLONE_NEWNET)";
     ASSERT_TRUE(sh("ip link set lo up"));
     RailPolicy policy{200ms, 100ms, 300ms};

@@ -83,18 +83,20 @@ void TcpConnector::admit_arrivals() {
   }
 }
 
+// Says who we claim to be, then proves it: the proof binds both ranks and the rail.
+net::Dialer TcpConnector::dialer(int peer, size_t rail) const {
+  const Rail& theirs = setup_.peers.at(peer)[rail];
+  uint32_t hello[2] = {htonl(uint32_t(setup_.rank)), htonl(uint32_t(rail))};
+  return net::Dialer(net::Endpoint{theirs.host, theirs.port},
+                     std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(hello), sizeof hello), setup_.secret,
+                     purpose(setup_.rank, peer, rail), setup_.rails[rail].host);
+}
+
 void TcpConnector::step_dials(int peer) {
   Pending& p = pending(peer);
-  const std::vector<Rail>& theirs = setup_.peers.at(peer);
   for (size_t r = 0; r < p.dialing.size() && p.failed.ok(); ++r) {  // the higher rank dials
     if (p.sockets[r]) continue;
-    if (!p.dialing[r]) {
-      // Say who we claim to be, then prove it: the proof binds both ranks and the rail.
-      uint32_t hello[2] = {htonl(uint32_t(setup_.rank)), htonl(uint32_t(r))};
-      p.dialing[r].emplace(net::Endpoint{theirs[r].host, theirs[r].port},
-                           std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(hello), sizeof hello),
-                           setup_.secret, purpose(setup_.rank, peer, r), setup_.rails[r].host);
-    }
+    if (!p.dialing[r]) p.dialing[r].emplace(dialer(peer, r));
     net::Dialer::State s = p.dialing[r]->step();
     if (s == net::Dialer::State::kFailed) p.failed = Error{"rail " + std::to_string(r) + ": " + p.dialing[r]->error()};
     if (s == net::Dialer::State::kDone) {
@@ -171,15 +173,7 @@ void TcpConnector::redial(int peer, size_t rail, net::Clock::time_point now) {
   auto it = redials_.find(key);
   // A dial whose SYN went into a cut path waits on the kernel's backoff; start afresh.
   if (it != redials_.end() && now - it->second.started > std::chrono::milliseconds(1500)) redials_.erase(it), it = redials_.end();
-  if (it == redials_.end()) {
-    const Rail& theirs = setup_.peers.at(peer)[rail];
-    uint32_t hello[2] = {htonl(uint32_t(setup_.rank)), htonl(uint32_t(rail))};
-    Redial d{net::Dialer(net::Endpoint{theirs.host, theirs.port},
-                         std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(hello), sizeof hello), setup_.secret,
-                         purpose(setup_.rank, peer, rail), setup_.rails[rail].host),
-             now};
-    it = redials_.emplace(key, std::move(d)).first;
-  }
+  if (it == redials_.end()) it = redials_.emplace(key, Redial{dialer(peer, rail), now}).first;
   net::Dialer::State s = it->second.dialer.step();
   if (s == net::Dialer::State::kDone) {
     links_.at(peer)->install(rail, it->second.dialer.take());

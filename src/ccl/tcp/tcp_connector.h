@@ -54,6 +54,7 @@ class TcpConnector {
   };
   Pending& pending(int peer);
   size_t rails_with(int peer) const;
+  net::Dialer dialer(int peer, size_t rail) const;  // this rank's connection to `peer` on `rail`
   void step_dials(int peer);  // when this rank dials `peer`
   void admit_arrivals();      // everyone at the gate, into their peers' slots
   TcpLink* make_link(int peer);  // once every rail of `peer` is in

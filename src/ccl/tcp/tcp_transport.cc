@@ -105,13 +105,13 @@ bool TcpLink::busy() const {
   if (!status_.ok() || peer_closed_) return false;
   if (ack_owed_ || consumed_ - ack_sent_ >= window_ / 8) return true;
   for (const auto& io : rails_)
-    if (!io->queue.empty() || RailState(io->state.load(std::memory_order_relaxed)) != RailState::kUp) return true;
+    if (!io->queue.empty() || io->now() != RailState::kUp) return true;
   return false;
 }
 
 bool TcpLink::in_stripe(size_t rail) const {
   const RailIo& io = *rails_[rail];
-  return io.fd && !io.eof && RailState(io.state.load(std::memory_order_relaxed)) == RailState::kUp;
+  return io.fd && !io.eof && io.now() == RailState::kUp;
 }
 
 bool TcpLink::in_stripe_any() const {
@@ -308,7 +308,7 @@ void TcpLink::rail_down(size_t rail, const std::string& why, bool tell_peer) {
   RailIo& io = *rails_[rail];
   if (!io.fd) return;
   auto now = Clock::now();
-  bool was_up = RailState(io.state.load(std::memory_order_relaxed)) == RailState::kUp;
+  bool was_up = io.now() == RailState::kUp;
   linger abort{1, 0};  // reset, do not linger: the path may be gone
   (void)::setsockopt(io.fd.get(), SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
   io.fd = net::Fd();
@@ -368,7 +368,7 @@ void TcpLink::check_health(Clock::time_point now) {
   std::vector<RailSample> samples(rails_.size());
   for (size_t r = 0; r < rails_.size(); ++r) {
     RailIo& io = *rails_[r];
-    RailState s = RailState(io.state.load(std::memory_order_relaxed));
+    RailState s = io.now();
     if (!io.fd || io.eof || (s != RailState::kUp && s != RailState::kHeld)) continue;
     if (Result<RailSample> got = sample_rail(io.fd.get()); got) samples[r] = *got;
     // A rail in the stripe is judged by its stripes: a spare carrying only heartbeats and
@@ -386,7 +386,7 @@ void TcpLink::check_health(Clock::time_point now) {
   for (size_t r = 0; r < rails_.size(); ++r) {
     RailIo& io = *rails_[r];
     if (!io.fd || io.eof) continue;
-    RailState s = RailState(io.state.load(std::memory_order_relaxed));
+    RailState s = io.now();
     // Held rails prove themselves with heartbeats; when a rail is suspect, the others do.
     if ((s == RailState::kHeld || suspect) && io.queue.empty() && now - io.last_heartbeat >= kHeartbeatEvery) {
       io.last_heartbeat = now;
@@ -412,7 +412,7 @@ void TcpLink::progress() {
 
 bool TcpLink::wants_connection(size_t rail, Clock::time_point now) const {
   const RailIo& io = *rails_[rail];
-  return !peer_closed_ && status_.ok() && !io.fd && RailState(io.state.load(std::memory_order_relaxed)) == RailState::kDown &&
+  return !peer_closed_ && status_.ok() && !io.fd && io.now() == RailState::kDown &&
          now >= io.retry_at;
 }
 

@@ -72,7 +72,7 @@ class TcpLink final : public Link {
 
   // Readable from any thread (xcclCommGetRailInfo).
   size_t rails() const { return rails_.size(); }
-  RailState state(size_t rail) const { return RailState(rails_[rail]->state.load(std::memory_order_relaxed)); }
+  RailState state(size_t rail) const { return rails_[rail]->now(); }
   uint64_t bytes_sent(size_t rail) const { return rails_[rail]->sent.load(std::memory_order_relaxed); }
   uint64_t bytes_received(size_t rail) const { return rails_[rail]->received.load(std::memory_order_relaxed); }
   uint32_t failures(size_t rail) const { return rails_[rail]->failures.load(std::memory_order_relaxed); }
@@ -86,6 +86,7 @@ class TcpLink final : public Link {
   struct RailIo {
     net::Fd fd;
     std::atomic<int> state{int(RailState::kUp)};
+    RailState now() const { return RailState(state.load(std::memory_order_relaxed)); }
     std::atomic<uint64_t> sent{0}, received{0};
     std::atomic<uint32_t> failures{0};
     uint32_t generation = 0;  // connections so far, counted alike at both ends
