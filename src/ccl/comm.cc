@@ -118,12 +118,18 @@ Result<std::unique_ptr<Comm>> Comm::shrink(const std::vector<int>& excluded) {
   return create(job, new_rank, new_ranks, std::move(root), settings_);
 }
 
+ExecOptions Comm::exec_options() {
+  ExecOptions o{settings_.timeout, &cancel_, oversubscribed_, spread_.get(), &peer_names_};
+  if (tcp_) o.background = [this] { tcp_->tend(); };  // from the first collective (calibration) on
+  return o;
+}
+
 Status Comm::tune() {
   Result<AlgorithmOverrides> forced = parse_algorithm_overrides(settings_.algorithms);
   if (!forced) return forced.error();
   forced_ = std::move(forced).value();
   CalibrationContext c{rank_, &layout_, link_table_, &executor_, bootstrap_.get(),
-                       ExecOptions{settings_.timeout, &cancel_, oversubscribed_, spread_.get(), &peer_names_},
+                       exec_options(),
                        net::Clock::now() + settings_.init_timeout};
   Result<CostModel> model = calibrate(c);
   if (!model) return model.error();
@@ -370,11 +376,15 @@ void Comm::work() {
       std::unique_lock<std::mutex> lock(mu_);
       auto ready = [&] { return (stopping_ && !busy_) || (!queue_.empty() && !busy_); };
       // Between operations the TCP links still have work of their own: a failed rail's
-      // stripes to resend, acknowledgements, rails to reconnect.
-      while (!ready() && tcp_ && tcp_->needs_tending()) {
+      // stripes to resend, acknowledgements, rails to reconnect. Tending counts as busy,
+      // so a blocking call arriving meanwhile queues for this thread instead of driving
+      // the same links from its own.
+      while (!ready() && !busy_ && tcp_ && tcp_->needs_tending()) {
+        busy_ = true;
         lock.unlock();
         tcp_->tend();
         lock.lock();
+        busy_ = false;
         cv_.wait_for(lock, std::chrono::milliseconds(10), ready);
       }
       cv_.wait(lock, ready);
@@ -432,8 +442,7 @@ const Plan& Comm::plan_for(const CollectiveArgs& a) {
 }
 
 Status Comm::run(Operation& op) {
-  ExecOptions options{settings_.timeout, &cancel_, oversubscribed_, spread_.get(), &peer_names_};
-  if (tcp_) options.background = [this] { tcp_->tend(); };
+  ExecOptions options = exec_options();
   if (!op.group.empty()) {  // point to point: bytes, one user buffer per entry
     Schedule s;
     s.algorithm = "p2p";

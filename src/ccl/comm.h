@@ -90,6 +90,7 @@ class Comm {
   Status tune();  // XCCL_ALGO, then the cost model measured over the links
   Status connect_tcp_peers(const JobId& job, const std::vector<std::string>& blobs, const std::vector<int>& peers,
                            std::vector<Rail> rails, std::vector<net::Fd> listeners, net::Clock::time_point deadline);
+  ExecOptions exec_options();  // how this communicator's collectives wait
   void work();
   Status run(Operation& op);
 
