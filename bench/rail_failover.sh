@@ -14,6 +14,7 @@
 # NIC, the other as spare, hierarchical algorithms) RATE=400mbit NAME=rf
 # BUILD_DIR=build/default OUT=bench/results ITERS= (default: enough iterations for about
 # 14 s of collectives on this testbed, so every cut and restore falls inside the loop)
+# LOG=WARN (XCCL_DEBUG for the ranks; each trial's log is kept as $OUT/rail_failover_*.log)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,6 +26,7 @@ RATE=${RATE:-400mbit}
 NAME=${NAME:-rf}
 OUT=${OUT:-$ROOT/bench/results}
 ITERS=${ITERS:-}
+LOG=${LOG:-WARN}
 XM=$BUILD_DIR/src/xm
 PERF=$BUILD_DIR/tools/xccl-perf
 COUNTERS=$ROOT/bench/rail_counters.py
@@ -71,7 +73,7 @@ for mode in $MODES; do
       ip netns exec "xm-$NAME-h1" python3 "$COUNTERS" sample --every 0.02 --out "$csv" &
       sampler=$!
       start=$(now)
-      env XCCL_DEBUG=WARN "$XM" testbed run --name "$NAME" --timeout 300 -k $k --rails "$mode" -- \
+      env XCCL_DEBUG="$LOG" "$XM" testbed run --name "$NAME" --timeout 300 -k $k --rails "$mode" -- \
         env $env_algo "$PERF" "$coll" -b 16M -e 16M -n "$iters" -w 1 -c 1 >"$work/job.log" 2>&1 &
       job=$!
       # Into the collective loop: init and the warm-up take about 2.5 s here.
@@ -90,6 +92,7 @@ for mode in $MODES; do
       exact=no
       [ $rc = 0 ] && grep -q "Out of bounds values : 0 OK" "$work/job.log" && exact=yes
       [ $exact = yes ] || { echo "trial $trial failed (rc $rc):" >&2; tail -5 "$work/job.log" >&2; }
+      cp "$work/job.log" "$OUT/rail_failover_${coll}_${mode}_$trial.log"
       fig=$(python3 "$COUNTERS" analyze "$csv" --cut "$cut" --restore "$restore")
       eval "$fig"
       echo "$stall_ms $failback_s $before_MBps $during_MBps $after_MBps $exact $recover_ms" >>"$work/figures"

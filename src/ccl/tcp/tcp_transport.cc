@@ -103,9 +103,12 @@ std::span<const std::byte> TcpLink::readable() {
 
 bool TcpLink::busy() const {
   if (!status_.ok() || peer_closed_) return false;
-  if (ack_owed_ || consumed_ - ack_sent_ >= window_ / 8) return true;
+  // Bytes consumed but not yet acknowledged: the ack goes out once the stream is quiet.
+  if (ack_owed_ || consumed_ != ack_sent_) return true;
+  // Stripes not yet known to be consumed: the rail they went on must still be watched,
+  // or a rail cut under the last stripes of a message would stall the message for good.
   for (const auto& io : rails_)
-    if (!io->queue.empty() || io->now() != RailState::kUp) return true;
+    if (!io->queue.empty() || !io->unacked.empty() || io->now() != RailState::kUp) return true;
   return false;
 }
 
@@ -365,6 +368,10 @@ void TcpLink::owe_ack() {
 void TcpLink::check_health(Clock::time_point now) {
   if (now < next_check_) return;
   next_check_ = now + kHealthEvery;
+  // Nothing consumed since the last look but some of it unacknowledged: say so now
+  // (the sender watches those stripes until it hears; acks otherwise ride on data).
+  if (consumed_ != ack_sent_ && consumed_ == consumed_at_check_) ack_owed_ = true;
+  consumed_at_check_ = consumed_;
   std::vector<RailSample> samples(rails_.size());
   for (size_t r = 0; r < rails_.size(); ++r) {
     RailIo& io = *rails_[r];

@@ -58,8 +58,8 @@ class TcpLink final : public Link {
   Status status() const override;
   void close() override;
 
-  // Work of its own, even with no step pending: stripes taken but not yet in a socket,
-  // stripes to resend, an acknowledgement owed, a rail being probed or reconnected.
+  // Work of its own, even with no step pending: stripes not yet in a socket or not yet
+  // acknowledged, stripes to resend, an acknowledgement owed, a rail being reconnected.
   bool busy() const override;
 
   // Failback, driven by TcpConnector: a failed rail whose pause is over wants a new
@@ -130,7 +130,7 @@ class TcpLink final : public Link {
   std::unique_ptr<std::byte[]> out_, in_, scratch_;
   uint64_t taken_ = 0, released_ = 0;
   // Receiving: [consumed_, frontier_) arrived whole; stripes beyond, by start.
-  uint64_t consumed_ = 0, frontier_ = 0, ack_sent_ = 0;
+  uint64_t consumed_ = 0, frontier_ = 0, ack_sent_ = 0, consumed_at_check_ = 0;
   std::map<uint64_t, uint64_t> beyond_;
   bool ack_owed_ = false;
   Clock::time_point next_check_{};
