@@ -47,7 +47,7 @@ for where in $WHERE; do
   echo "|---|---|---|---|"
   for size in $(awk '{print $1}' "$work/$where.A" | sort -un); do
     stat() { awk -v s="$size" '$1 == s {print $2}' "$1" | sort -g |
-             awk '{v[NR]=$1} END {m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%.3f %.3f %.3f", m, v[1], v[NR]}'; }
+             awk '{v[NR]=$1} END {m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%.3f %.3f %.3f\n", m, v[1], v[NR]}'; }
     read -r ma la ha < <(stat "$work/$where.A")
     read -r mb lb hb < <(stat "$work/$where.B")
     awk -v s="$size" -v ma="$ma" -v la="$la" -v ha="$ha" -v mb="$mb" -v lb="$lb" -v hb="$hb" \
