@@ -214,6 +214,9 @@ TEST(XcclProcesses, TcpPeersAreConnectedWhenFirstNeeded) {
           if (xcclAllReduce(x.data(), y.data(), x.size(), xcclFloat, xcclSum, comm) != xcclSuccess) return 1;
           if (y[0] != kRanks * (kRanks + 1) / 2) return 2;
           int after_ring = open_sockets();
+          // A second ring: no rank finishes it before every rank has counted, so no peer
+          // that ran ahead dials this one for the all-to-all while it counts.
+          if (xcclAllReduce(x.data(), y.data(), x.size(), xcclFloat, xcclSum, comm) != xcclSuccess) return 1;
           std::vector<float> out(kRanks * 1000, float(rank)), in(out.size());
           if (xcclAllToAll(out.data(), in.data(), 1000, xcclFloat, comm) != xcclSuccess) return 3;
           for (int p = 0; p < kRanks; ++p)
