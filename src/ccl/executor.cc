@@ -290,7 +290,31 @@ Status Executor::run(const Plan& plan, const CollectiveArgs& args, const ExecBuf
     }
   }
   if (stream_output_) streaming_fence();  // the output is whole before the caller hears so
-  return Status::Ok();
+  return flush(plan, options);
+}
+
+// Every step is done, but a link may still hold bytes a send step handed it (a socket
+// that was full): they reach the network before the caller hears the operation is done,
+// as nothing may drive the link for a while after (Link::unsent).
+Status Executor::flush(const Plan& plan, const ExecOptions& options) {
+  auto deadline = std::chrono::steady_clock::now() + options.timeout;
+  for (unsigned round = 0;; ++round) {
+    bool unsent = false;
+    for (int p : plan.active_peers_) {
+      Link* link = links_[p];
+      if (!link || !link->unsent()) continue;
+      link->progress();
+      if (Status st = link->status(); !st) return Error{"link to " + peer_name(options, p) + ": " + st.message()};
+      unsent |= link->unsent();
+    }
+    if (!unsent) return Status::Ok();
+    if (options.background && (round & 63) == 63) options.background();
+    if (options.cancel && options.cancel->load(std::memory_order_relaxed)) return Error{"aborted"};
+    if (std::chrono::steady_clock::now() > deadline)
+      return Error{"timed out after " + std::to_string(options.timeout.count()) + " ms handing the last bytes of " +
+                   to_string(args_->collective) + " to the network"};
+    sched_yield();
+  }
 }
 
 Status execute(const Schedule& schedule, const CollectiveArgs& args, const ExecBuffers& buffers,

@@ -90,6 +90,7 @@ class Executor {
   bool relay(uint32_t step);
   bool finish_relay(uint32_t step);
   void wait_for_peers(const Plan& plan, WaitObserver* observer);
+  Status flush(const Plan& plan, const ExecOptions& options);
   bool is_relay(uint32_t step) const {
     StepKind k = plan_->schedule_.steps[step].kind;
     return k == StepKind::kRecvReduceSend || k == StepKind::kRecvCopySend;

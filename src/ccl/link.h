@@ -56,6 +56,11 @@ class Link {
   // but has not yet handed to the network, stripes to resend. The executor keeps calling
   // progress() meanwhile.
   virtual bool busy() const { return false; }
+  // True while bytes that send steps handed over are still waiting here to reach the
+  // network (a socket). The executor does not call an operation done before they have:
+  // after it, nothing may drive this link for a while (init's bootstrap exchange, a
+  // destroy), and a peer waiting on those bytes would wait for good.
+  virtual bool unsent() const { return false; }
   // For an idle rank to sleep in the kernel instead of spinning: appends the descriptors
   // whose readiness would let this link move (reading; and writing when `sending`).
   // False when the link cannot be waited on that way (shared memory).

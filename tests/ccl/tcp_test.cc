@@ -3,8 +3,11 @@
 
 #include <arpa/inet.h>
 
+#include <atomic>
 #include <thread>
 
+#include "ccl/executor.h"
+#include "ccl/schedule.h"
 #include "ccl/tcp/tcp_connector.h"
 
 namespace xm::ccl {
@@ -19,12 +22,12 @@ struct RankPair {
   }
   void connect() {
     std::thread t1([&] {
-      TcpSetup s{1, rails1, &l1, {{0, rails0}}, secret, deadline, 64 << 10, 1 << 20, policy};
+      TcpSetup s{1, rails1, &l1, {{0, rails0}}, secret, deadline, 64 << 10, window, policy};
       auto r = connect_tcp(s);
       ASSERT_TRUE(r.ok()) << r.error().message;
       links1 = std::move(r).value();
     });
-    TcpSetup s0{0, rails0, &l0, {{1, rails1}}, secret, deadline, 64 << 10, 1 << 20, policy};
+    TcpSetup s0{0, rails0, &l0, {{1, rails1}}, secret, deadline, 64 << 10, window, policy};
     auto r0 = connect_tcp(s0);
     t1.join();
     ASSERT_TRUE(r0.ok()) << r0.error().message;
@@ -35,6 +38,7 @@ struct RankPair {
   std::vector<net::Fd> l0, l1;
   net::Clock::time_point deadline = net::Clock::now() + std::chrono::seconds(20);
   RailPolicy policy;
+  size_t window = 1 << 20;
   std::map<int, std::unique_ptr<TcpLink>> links0, links1;
 };
 
@@ -107,6 +111,49 @@ TEST(TcpTransport, TwoRailsStripedRailAffineAndStrangersRefused) {
   for (int i = 0; i < 1000 && b.status().ok(); ++i) b.progress();
   EXPECT_FALSE(b.status().ok());
   EXPECT_NE(b.status().message().find("closed the connection"), std::string::npos) << b.status().message();
+}
+
+// A send step is done once the link took its bytes, but an operation is done only once
+// they are in a socket: after it nothing may drive the link for a while (init's bootstrap
+// exchange, a destroy), and the peer would wait on bytes left behind (the calibration
+// ring hung so under load). 128 MiB through a 64 MiB window (more than loopback's socket
+// buffers hold) to a receiver that reads slowly (256 KiB a millisecond), so the sockets
+// are full when the last send step is done.
+TEST(TcpTransport, AnOperationEndsWithItsBytesInTheNetwork) {
+  RankPair pair("127.0.0.1,127.0.0.2");
+  pair.window = 64 << 20;
+  pair.connect();
+  ASSERT_FALSE(HasFatalFailure());
+  std::vector<std::byte> data(128 << 20), got;
+  for (size_t i = 0; i < data.size(); ++i) data[i] = std::byte(i * 13 + 5);
+  std::atomic<bool> sender_done{false};
+  std::thread receiver([&] {
+    TcpLink& b = *pair.links1.at(0);
+    while (got.size() < data.size() && b.status().ok()) {
+      b.progress();
+      auto view = b.readable();
+      size_t n = std::min<size_t>(view.size(), 256 << 10);
+      got.insert(got.end(), view.begin(), view.begin() + long(n));
+      b.consume(n);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  Schedule s;
+  s.add(send_step(1, data.size(), {Buffer::kInput, 0}));
+  CollectiveArgs a;
+  a.type = DataType::kUint8;
+  a.count = data.size();
+  a.rank = 0;
+  a.ranks = 2;
+  ExecBuffers buffers{data.data(), nullptr, nullptr, {}};
+  TcpLink& link = *pair.links0.at(1);
+  std::vector<Link*> links{nullptr, &link};
+  Status sent = execute(s, a, buffers, links, {std::chrono::milliseconds(20000)});
+  EXPECT_TRUE(sent.ok()) << sent.message();
+  EXPECT_FALSE(link.unsent()) << "the operation ended with stripes still waiting for a socket";
+  receiver.join();  // rank 0 drives its link no more: the rest is up to the kernels
+  EXPECT_EQ(got.size(), data.size());
+  EXPECT_TRUE(got == data);
 }
 
 // A hundred silent connections on a rail's port before the peer connects: the peer's

@@ -88,6 +88,7 @@ class LazyTcpLink final : public Link {
   }
   Status status() const override { return link_ ? link_->status() : connector_.status(peer_); }
   bool busy() const override { return link_ && link_->busy(); }
+  bool unsent() const override { return link_ && link_->unsent(); }
   void close() override {
     if (link_) link_->close();
   }

@@ -112,6 +112,11 @@ bool TcpLink::busy() const {
   return false;
 }
 
+bool TcpLink::unsent() const {
+  if (!status_.ok() || peer_closed_) return false;
+  return std::any_of(rails_.begin(), rails_.end(), [](const auto& io) { return io->queued_bytes > 0; });
+}
+
 bool TcpLink::in_stripe(size_t rail) const {
   const RailIo& io = *rails_[rail];
   return io.fd && !io.eof && io.now() == RailState::kUp;

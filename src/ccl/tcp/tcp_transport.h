@@ -61,6 +61,7 @@ class TcpLink final : public Link {
   // Work of its own, even with no step pending: stripes not yet in a socket or not yet
   // acknowledged, stripes to resend, an acknowledgement owed, a rail being reconnected.
   bool busy() const override;
+  bool unsent() const override;  // stripes not yet in a socket
 
   // Failback, driven by TcpConnector: a failed rail whose pause is over wants a new
   // connection (the higher rank dials it, the lower admits it); once proven it is
