@@ -302,6 +302,9 @@ Comm::~Comm() {
   }
   cv_.notify_all();
   if (worker_.joinable()) worker_.join();
+  // What the last operations sent reaches the peers before the sockets close (an abort
+  // has told them already that this rank is gone).
+  if (tcp_ && !cancel_) tcp_->finish_all(net::Clock::now() + std::chrono::seconds(2));
   if (tcp_)
     for (auto& [peer, l] : tcp_->links()) {
       std::string counts;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <thread>
 
 #include "ccl/log.h"
 
@@ -152,6 +153,16 @@ bool TcpConnector::needs_tending() const {
   for (auto& [peer, link] : links_)
     if (link->busy()) return true;
   return false;
+}
+
+void TcpConnector::finish_all(net::Clock::time_point deadline) {
+  for (auto& [peer, link] : links_) link->finish();
+  for (;;) {
+    bool done = true;
+    for (auto& [peer, link] : links_) done &= link->finished();
+    if (done || net::Clock::now() >= deadline) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
 }
 
 void TcpConnector::tend() {

@@ -37,6 +37,9 @@ class TcpConnector {
   // rails' reconnection: call while needs_tending(), from the thread that runs the links.
   bool needs_tending() const;
   void tend();
+  // At the end: every link sends end of stream and waits (until `deadline`) for its peer
+  // to acknowledge what it sent (TcpLink::finish).
+  void finish_all(net::Clock::time_point deadline);
   // The link to `peer` once connected (null before), from any thread.
   const TcpLink* find(int peer) const;
   // The connected links, by peer.

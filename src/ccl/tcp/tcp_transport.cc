@@ -1,6 +1,8 @@
 #include "ccl/tcp/tcp_transport.h"
 
 #include <arpa/inet.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 
@@ -87,6 +89,25 @@ void TcpLink::log_rail(size_t rail, const std::string& what) const {
 void TcpLink::close() {
   for (auto& io : rails_)
     if (io->fd) ::shutdown(io->fd.get(), SHUT_RDWR);  // the peer sees end of stream
+}
+
+void TcpLink::finish() {
+  for (auto& io : rails_)
+    if (io->fd) ::shutdown(io->fd.get(), SHUT_WR);
+}
+
+bool TcpLink::finished() {
+  bool done = true;
+  for (auto& io : rails_) {
+    if (!io->fd) continue;
+    ssize_t n;
+    while ((n = ::recv(io->fd.get(), scratch_.get(), kScratch, MSG_DONTWAIT)) > 0) {
+    }
+    if (n == 0 || (n < 0 && !transient(errno))) continue;  // ended or broken: nothing more to deliver
+    int unacknowledged = 0;
+    if (::ioctl(io->fd.get(), SIOCOUTQ, &unacknowledged) == 0 && unacknowledged > 0) done = false;
+  }
+  return done;
 }
 
 Status TcpLink::status() const {

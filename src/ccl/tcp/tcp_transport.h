@@ -57,6 +57,12 @@ class TcpLink final : public Link {
   void progress() override;
   Status status() const override;
   void close() override;
+  // Ending the link without losing what the peer has not yet got: finish() sends end of
+  // stream after what the sockets hold; finished() reads and drops whatever still arrives
+  // (a socket closed with unread bytes resets the connection, and a reset throws away
+  // what it has not yet delivered) and is true once the peer acknowledged every byte.
+  void finish();
+  bool finished();
 
   // Work of its own, even with no step pending: stripes not yet in a socket or not yet
   // acknowledged, stripes to resend, an acknowledgement owed, a rail being reconnected.
