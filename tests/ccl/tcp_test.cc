@@ -3,7 +3,6 @@
 
 #include <arpa/inet.h>
 
-#include <atomic>
 #include <thread>
 
 #include "ccl/executor.h"
@@ -126,7 +125,6 @@ TEST(TcpTransport, AnOperationEndsWithItsBytesInTheNetwork) {
   ASSERT_FALSE(HasFatalFailure());
   std::vector<std::byte> data(128 << 20), got;
   for (size_t i = 0; i < data.size(); ++i) data[i] = std::byte(i * 13 + 5);
-  std::atomic<bool> sender_done{false};
   std::thread receiver([&] {
     TcpLink& b = *pair.links1.at(0);
     while (got.size() < data.size() && b.status().ok()) {
