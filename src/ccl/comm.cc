@@ -271,7 +271,7 @@ Status Comm::connect_tcp_peers(const JobId& job, const std::vector<std::string>&
   setup.secret = job.secret;
   setup.deadline = deadline;
   setup.stripe_bytes = settings_.tcp_stripe_bytes;
-  setup.policy = {settings_.rail_stall, settings_.rail_retry, settings_.rail_hold};
+  setup.policy = settings_.rail_policy;
   for (int p : peers) {
     Result<std::vector<Rail>> theirs = decode_rails(parse_blob(blobs[p])["tcp"]);
     if (!theirs) return Error{"rank " + std::to_string(p) + " sent bad rails: " + theirs.error().message};

@@ -37,9 +37,9 @@ Result<Settings> settings_from_environment() {
   auto spread = integer("XCCL_CPU_SPREAD", 0, 1, 1);
   auto lazy = integer("XCCL_RUNTIME_CONNECT", 0, 1, 1);
   auto stripe = integer("XCCL_TCP_STRIPE_BYTES", 4096, 1ll << 30, (long long)s.tcp_stripe_bytes);
-  auto stall = integer("XCCL_RAIL_STALL_MS", 50, 600'000, s.rail_stall.count());
-  auto retry = integer("XCCL_RAIL_RETRY_MS", 1, 600'000, s.rail_retry.count());
-  auto hold = integer("XCCL_RAIL_HOLD_MS", 0, 600'000, s.rail_hold.count());
+  auto stall = integer("XCCL_RAIL_STALL_MS", 50, 600'000, s.rail_policy.stall.count());
+  auto retry = integer("XCCL_RAIL_RETRY_MS", 1, 600'000, s.rail_policy.retry.count());
+  auto hold = integer("XCCL_RAIL_HOLD_MS", 0, 600'000, s.rail_policy.hold.count());
   for (auto* r : {&timeout, &init, &chunk, &fifo, &shm_off, &cma, &spread, &lazy, &stripe, &stall, &retry, &hold})
     if (!*r) return r->error();
   if ((*fifo & (*fifo - 1)) || (*fifo && *fifo < 4096))
@@ -53,9 +53,7 @@ Result<Settings> settings_from_environment() {
   s.cpu_spread = *spread == 1;
   s.runtime_connect = *lazy == 1;
   s.tcp_stripe_bytes = size_t(*stripe);
-  s.rail_stall = std::chrono::milliseconds(*stall);
-  s.rail_retry = std::chrono::milliseconds(*retry);
-  s.rail_hold = std::chrono::milliseconds(*hold);
+  s.rail_policy = {std::chrono::milliseconds(*stall), std::chrono::milliseconds(*retry), std::chrono::milliseconds(*hold)};
   if (const char* v = env("XCCL_RAILS")) s.rails = v;
   if (const char* v = env("XCCL_BOOTSTRAP_ADDR")) s.bootstrap_addr = v;
   if (const char* v = env("XCCL_ALGO")) {

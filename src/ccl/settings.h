@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <string>
 
+#include "ccl/tcp/rails.h"
 #include "util/result.h"
 
 namespace xm::ccl {
@@ -22,9 +23,7 @@ struct Settings {
   bool runtime_connect = true;                         // XCCL_RUNTIME_CONNECT=0: every TCP peer connected at init
   std::string rails;                                   // XCCL_RAILS: addr[@gbps],... one per NIC
   size_t tcp_stripe_bytes = 256 << 10;                 // XCCL_TCP_STRIPE_BYTES: unit of striping over rails
-  std::chrono::milliseconds rail_stall{400};           // XCCL_RAIL_STALL_MS: unacknowledged this long, others heard: rail dead
-  std::chrono::milliseconds rail_retry{250};           // XCCL_RAIL_RETRY_MS: first pause before reconnecting a rail
-  std::chrono::milliseconds rail_hold{1000};           // XCCL_RAIL_HOLD_MS: a reconnected rail's probation
+  RailPolicy rail_policy;                              // XCCL_RAIL_STALL_MS, _RETRY_MS, _HOLD_MS (ccl/tcp/rails.h)
   std::string algorithms;                              // XCCL_ALGO: forced choices (tuner.h)
   std::string bootstrap_addr = "127.0.0.1";            // XCCL_BOOTSTRAP_ADDR: where xcclGetUniqueId listens
 };

@@ -31,6 +31,13 @@ Outcome xm(const std::string& args, bool merge = true) { return sh("'" XM_BINARY
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
@@ -467,13 +474,7 @@ class RailFaults : public Testbed {
     std::atomic<bool> ended{false};
     Run run;
     std::thread cutter([&] {
-      auto begun = [&] {
-        std::ifstream in(log);
-        std::stringstream text;
-        text << in.rdbuf();
-        return contains(text.str(), "INFO TUNE");
-      };
-      while (!ended && !begun()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      while (!ended && !contains(read_text(log), "INFO TUNE")) std::this_thread::sleep_for(std::chrono::milliseconds(20));
       auto start = std::chrono::steady_clock::now();
       for (const Fault& f : faults) {
         std::this_thread::sleep_until(start + std::chrono::milliseconds(int(f.at_s * 1000)));
@@ -486,10 +487,7 @@ class RailFaults : public Testbed {
                  " -w 1 -c 1 >" + log + " 2>&1");
     ended = true;
     cutter.join();
-    std::ifstream in(log);
-    std::stringstream text;
-    text << in.rdbuf();
-    run.job.out = text.str();
+    run.job.out = read_text(log);
     std::filesystem::remove(log);
     return run;
   }

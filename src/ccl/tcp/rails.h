@@ -5,6 +5,7 @@
 // Connections are rail-affine: a rank's rail r talks only to a peer's rail r.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -12,6 +13,13 @@
 #include "util/result.h"
 
 namespace xm::ccl {
+
+// Failover and failback thresholds (docs/xccl.md says how they were chosen).
+struct RailPolicy {
+  std::chrono::milliseconds stall{400};  // XCCL_RAIL_STALL_MS: unacknowledged this long while another rail is heard: dead
+  std::chrono::milliseconds retry{250};  // XCCL_RAIL_RETRY_MS: first pause before reconnecting; doubles per recent failure
+  std::chrono::milliseconds hold{1000};  // XCCL_RAIL_HOLD_MS: a reconnected rail's probation; doubles per recent failure
+};
 
 struct Rail {
   std::string host;   // address to bind and to be reached at

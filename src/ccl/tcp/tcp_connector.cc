@@ -74,13 +74,11 @@ void TcpConnector::admit_arrivals() {
       continue;
     }
     Pending& p = pending(peer);
-    net::Fd& slot = p.sockets[rail];
-    if (slot || links_.count(peer)) {  // two proven connections for one rail: both passed the gate at once
+    if (p.sockets[rail]) {  // two proven connections for one rail: both passed the gate at once
       gate_->refuse(in->listener, in->from, "rail " + std::to_string(in->listener) + " connected twice");
       continue;
     }
-    slot = std::move(in->fd);
-    if (p.connected++ == 0) p.first_rail = net::Clock::now();
+    p.connected_rail(rail, std::move(in->fd));
   }
 }
 
@@ -100,10 +98,7 @@ void TcpConnector::step_dials(int peer) {
     if (!p.dialing[r]) p.dialing[r].emplace(dialer(peer, r));
     net::Dialer::State s = p.dialing[r]->step();
     if (s == net::Dialer::State::kFailed) p.failed = Error{"rail " + std::to_string(r) + ": " + p.dialing[r]->error()};
-    if (s == net::Dialer::State::kDone) {
-      p.sockets[r] = p.dialing[r]->take();
-      if (p.connected++ == 0) p.first_rail = net::Clock::now();
-    }
+    if (s == net::Dialer::State::kDone) p.connected_rail(r, p.dialing[r]->take());
   }
 }
 

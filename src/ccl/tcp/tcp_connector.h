@@ -54,6 +54,10 @@ class TcpConnector {
     size_t connected = 0;
     net::Clock::time_point first_rail{};
     Status failed;
+    void connected_rail(size_t rail, net::Fd fd) {
+      sockets[rail] = std::move(fd);
+      if (connected++ == 0) first_rail = net::Clock::now();
+    }
   };
   Pending& pending(int peer);
   size_t rails_with(int peer) const;

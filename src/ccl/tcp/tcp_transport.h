@@ -37,13 +37,6 @@ enum class RailState : int {
 };
 const char* rail_state_name(RailState s);
 
-// Failover and failback thresholds (XCCL_RAIL_*; docs/xccl.md says how they were chosen).
-struct RailPolicy {
-  std::chrono::milliseconds stall{400};  // unacknowledged this long while another rail is heard: dead
-  std::chrono::milliseconds retry{250};  // first pause before reconnecting; doubles per recent failure
-  std::chrono::milliseconds hold{1000};  // a reconnected rail's probation; doubles per recent failure
-};
-
 class TcpLink final : public Link {
  public:
   // window_bytes (a power of two): how far the sender may run ahead of what the receiver
