@@ -22,6 +22,13 @@ Result<RailSample> sample_rail(int fd) {
   return s;
 }
 
+void InFlightWatch::observe(RailSample& s, std::chrono::steady_clock::time_point now) {
+  if (!s.connected || !s.in_flight) return reset();
+  if (!watching_) watching_ = true, since_ = now;
+  auto seen = std::chrono::duration_cast<std::chrono::milliseconds>(now - since_).count();
+  if (uint64_t(seen) < s.ms_since_ack) s.ms_since_ack = uint32_t(seen);
+}
+
 namespace {
 
 bool silent(const RailSample& s, std::chrono::milliseconds stall) {

@@ -24,6 +24,21 @@ struct RailSample {
 
 Result<RailSample> sample_rail(int fd);
 
+// TCP_INFO's time since the last acknowledgement also counts time with nothing to
+// acknowledge: a rail idle for seconds that has just sent looks unacknowledged for
+// seconds until its first acknowledgement returns (a peer resuming after a pause did
+// exactly that). One per rail, fed every sample: it bounds that time by how long this
+// side has seen data in flight without a break.
+class InFlightWatch {
+ public:
+  void observe(RailSample& s, std::chrono::steady_clock::time_point now);
+  void reset() { watching_ = false; }
+
+ private:
+  bool watching_ = false;
+  std::chrono::steady_clock::time_point since_{};
+};
+
 // Rails to declare dead under the rule above.
 std::vector<size_t> silent_rails(std::span<const RailSample> rails, std::chrono::milliseconds stall);
 // True while some rail is half-way to the rule: time to make the other rails prove the

@@ -409,6 +409,7 @@ void TcpLink::check_health(Clock::time_point now) {
     // not what the collective waits on. A rail on probation is judged by its heartbeats.
     bool carries_stripes = !io.unacked.empty() || (!io.queue.empty() && io.queue.front().f.kind == FrameKind::kData);
     if (s == RailState::kUp && !carries_stripes) samples[r].in_flight = false;
+    io.in_flight.observe(samples[r], now);
   }
   for (size_t r = 0; r < rails_.size(); ++r)  // one rail ended, the others did not: it was closed, not the link
     if (rails_[r]->fd && rails_[r]->eof && !peer_closed_ && now - rails_[r]->eof_at >= kHealthEvery)
@@ -458,6 +459,7 @@ void TcpLink::install(size_t rail, net::Fd fd) {
   io.fd = std::move(fd);
   ++io.generation;
   io.credit = 0;
+  io.in_flight.reset();
   io.since = Clock::now();
   io.state.store(int(RailState::kHeld), std::memory_order_relaxed);
   log_rail(rail, "reconnected; held out of the stripe for " +

@@ -24,6 +24,7 @@
 #include "ccl/net/auth.h"
 #include "ccl/net/socket.h"
 #include "ccl/tcp/frame.h"
+#include "ccl/tcp/rail_health.h"
 #include "ccl/tcp/rails.h"
 
 namespace xm::ccl {
@@ -102,6 +103,7 @@ class TcpLink final : public Link {
     uint32_t in_got = 0;
     net::Clock::time_point since{}, retry_at{}, last_heartbeat{}, eof_at{};
     unsigned recent_failures = 0;
+    InFlightWatch in_flight;
     std::string why;  // the last failure
   };
   using Clock = net::Clock;

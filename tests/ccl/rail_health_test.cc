@@ -1,0 +1,61 @@
+// When a rail is dead: the rule on samples, without sockets.
+#include "ccl/tcp/rail_health.h"
+
+#include <gtest/gtest.h>
+
+namespace xm::ccl {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = std::chrono::steady_clock;
+
+RailSample heard(uint32_t ms) { return {true, false, ms}; }
+RailSample unacked(uint32_t ms) { return {true, true, ms}; }
+
+TEST(RailHealth, AnUnacknowledgedRailIsDeadOnlyWhileAnotherIsHeard) {
+  std::vector<RailSample> rails{heard(10), unacked(500)};
+  EXPECT_EQ(silent_rails(rails, 400ms), std::vector<size_t>{1});
+  rails[0] = heard(300);  // the peer's host quiet too: a starved peer, not a dead path
+  EXPECT_TRUE(silent_rails(rails, 400ms).empty());
+  rails = {heard(10), unacked(300)};
+  EXPECT_TRUE(silent_rails(rails, 400ms).empty());
+  EXPECT_TRUE(suspect_a_rail(rails, 400ms));
+}
+
+TEST(RailHealth, ARailThatWasIdleIsJudgedFromWhenItSent) {
+  InFlightWatch watch;
+  Clock::time_point t0{};
+  RailSample idle = heard(1500);
+  watch.observe(idle, t0);
+  // Idle for 1.5 s, then it sends: TCP_INFO says 1.5 s since the last acknowledgement.
+  RailSample s = unacked(1500);
+  watch.observe(s, t0 + 50ms);
+  EXPECT_EQ(s.ms_since_ack, 0u);
+  std::vector<RailSample> rails{heard(5), s};
+  EXPECT_TRUE(silent_rails(rails, 400ms).empty());
+  // Still nothing acknowledged 450 ms later: now it is dead.
+  s = unacked(1950);
+  watch.observe(s, t0 + 500ms);
+  EXPECT_EQ(s.ms_since_ack, 450u);
+  rails = {heard(5), s};
+  EXPECT_EQ(silent_rails(rails, 400ms), std::vector<size_t>{1});
+  // An acknowledgement (or an idle rail) starts the watch over.
+  RailSample acked = heard(0);
+  watch.observe(acked, t0 + 550ms);
+  s = unacked(900);
+  watch.observe(s, t0 + 600ms);
+  EXPECT_EQ(s.ms_since_ack, 0u);
+}
+
+TEST(RailHealth, TheWatchNeverLengthensWhatTcpSays) {
+  InFlightWatch watch;
+  Clock::time_point t0{};
+  RailSample s = unacked(20);
+  watch.observe(s, t0);
+  s = unacked(30);
+  watch.observe(s, t0 + 2s);
+  EXPECT_EQ(s.ms_since_ack, 30u);
+}
+
+}  // namespace
+}  // namespace xm::ccl
