@@ -6,7 +6,8 @@
 # moment 1-6 s into it, restores it 5 s later, and samples host 1's per-NIC byte counters
 # every 20 ms throughout (bench/rail_counters.py). Prints a Markdown table of the trials
 # with median and max (stall: the longest quiet stretch on the surviving NIC; recovered:
-# from the cut to the end of it), checks every run finished exact, and plots the first
+# from the cut to the end of it), checks every collective of every run exact (xccl-perf
+# -c: each iteration checked), and plots the first
 # trial's per-rail rate against time (gnuplot: $OUT/rail_failover_<coll>_<mode>.svg).
 #
 # Needs root. Build first (xm, xccl-perf). Knobs (env): TRIALS=5 COLLS="all_reduce"
@@ -74,7 +75,7 @@ for mode in $MODES; do
       sampler=$!
       start=$(now)
       env XCCL_DEBUG="$LOG" "$XM" testbed run --name "$NAME" --timeout 300 -k $k --rails "$mode" -- \
-        env $env_algo "$PERF" "$coll" -b 16M -e 16M -n "$iters" -w 1 -c 1 >"$work/job.log" 2>&1 &
+        env $env_algo "$PERF" "$coll" -b 16M -e 16M -n 1 -w 0 -c "$iters" >"$work/job.log" 2>&1 &
       job=$!
       # Into the collective loop: init and the warm-up take about 2.5 s here.
       delay=$(awk -v s="$RANDOM" 'BEGIN {srand(s); printf "%.2f", 2.5 + 1 + 5 * rand()}')

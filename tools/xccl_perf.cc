@@ -150,16 +150,14 @@ std::pair<double, long long> run_size(const Options& o, Collective c, DataType t
     else if (c == Collective::kReduceScatter) out = (in = recv.data()) + size_t(rank) * per_rank * es;
     else in = out;
   }
-  auto fill = [&] {
-    std::vector<std::byte> v = check::make_input(a, rank);
-    std::memcpy(in, v.data(), in_count * es);
-  };
   long long wrong = 0;
-  if (o.check) {
-    fill();
-    CHECK(launch_collective(a, in, out, comm));
-    std::vector<std::byte> want = check::expected_output(a, rank);
-    for (size_t i = 0; i < want.size() / es; ++i) wrong += std::memcmp(out + i * es, want.data() + i * es, es) != 0;
+  if (o.check > 0) {  // as nccl-tests' -c: that many iterations, each one checked
+    std::vector<std::byte> input = check::make_input(a, rank), want = check::expected_output(a, rank);
+    for (int it = 0; it < o.check; ++it) {
+      std::memcpy(in, input.data(), in_count * es);  // in place, the last iteration overwrote it
+      CHECK(launch_collective(a, in, out, comm));
+      for (size_t i = 0; i < want.size() / es; ++i) wrong += std::memcmp(out + i * es, want.data() + i * es, es) != 0;
+    }
     (void)out_count;
   }
   for (int i = 0; i < o.warmup; ++i) CHECK(launch_collective(a, in, out, comm));
@@ -186,9 +184,10 @@ int run_rank(const Options& o, xcclComm_t comm) {
   size_t max_elems = (max / es / (scaled ? ranks : 1) + 1) * (scaled ? ranks : 1);
   Buffer send(max_elems * es, o.registered, o.send_offset), recv(max_elems * es, o.registered, o.recv_offset);
   if (rank == 0) {
-    std::printf("# xccl-perf: %s, %d ranks, %s %s, %d iterations after %d warm-up, check %s, %s buffers\n",
+    std::printf("# xccl-perf: %s, %d ranks, %s %s, %d iterations after %d warm-up, %s, %s buffers\n",
                 o.collective.c_str(), ranks, to_string(type), reducing ? to_string(op) : "none", o.iters, o.warmup,
-                o.check ? "on" : "off", o.registered ? "registered (xcclMemAlloc)" : "malloc");
+                o.check ? ("check on " + std::to_string(o.check) + " iteration(s) first").c_str() : "check off",
+                o.registered ? "registered (xcclMemAlloc)" : "malloc");
     std::printf("#\n#%77s%31s\n", "out-of-place", "in-place");
     std::printf("#%11s %12s %8s %6s %6s %9s %7s %7s %6s %9s %7s %7s %6s\n", "size", "count", "type", "redop", "root",
                 "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong");
@@ -288,7 +287,8 @@ int main(int argc, char** argv) {
   app.add_option("-i,--stepbytes", o.increment, "add this to the size each step (instead of -f)");
   app.add_option("-n,--iters", o.iters, "timed iterations per size")->capture_default_str();
   app.add_option("-w,--warmup_iters", o.warmup, "untimed iterations first")->capture_default_str();
-  app.add_option("-c,--check", o.check, "check results exactly (1) or not (0)")->capture_default_str();
+  app.add_option("-c,--check", o.check, "iterations whose results are checked exactly, before the timed ones (0: none)")
+      ->capture_default_str();
   app.add_option("-o,--op", o.op, "sum, prod, min, max, avg")->capture_default_str();
   app.add_option("-d,--datatype", o.type, "int8, uint8, int32, int64, half, bfloat16, float, double")->capture_default_str();
   app.add_option("-r,--root", o.root, "root of broadcast and reduce")->capture_default_str();
@@ -303,8 +303,8 @@ int main(int argc, char** argv) {
   try {  // validate before launching anything
     parse_collective(o.collective), parse_type(o.type), parse_op(o.op);
     if (parse_bytes(o.min_bytes) > parse_bytes(o.max_bytes)) throw CLI::ValidationError("-b", "is larger than -e");
-    if (o.iters < 1 || o.warmup < 0 || (o.factor <= 1 && o.increment == "0"))
-      throw CLI::ValidationError("-n/-w/-f", "need -n >= 1, -w >= 0 and -f > 1 (or -i)");
+    if (o.iters < 1 || o.warmup < 0 || o.check < 0 || (o.factor <= 1 && o.increment == "0"))
+      throw CLI::ValidationError("-n/-w/-c/-f", "need -n >= 1, -w >= 0, -c >= 0 and -f > 1 (or -i)");
   } catch (const CLI::Error& e) {
     return app.exit(e);
   }

@@ -1,5 +1,6 @@
 // xccl-perf run as a user runs it: placed buffers still give exact results, a placement
-// outside a page is refused with the option named, and nothing runs.
+// outside a page is refused with the option named, and nothing runs; -c checks that many
+// iterations, each one.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -27,6 +28,18 @@ TEST(XcclPerf, APlacementOutsideAPageIsRefused) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_TRUE(contains(r.out, "--recv-offset")) << r.out;
   EXPECT_FALSE(contains(r.out, "Out of bounds values")) << "nothing may run\n" << r.out;
+}
+
+TEST(XcclPerf, EveryCheckedIterationIsCheckedAndCounted) {
+  // In place, each iteration overwrites its input: only an input written afresh each time
+  // gives the exact result every time.
+  shell::Outcome r = perf("all_reduce --np 2 -b 64K -e 64K -n 1 -w 0 -c 5");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_TRUE(contains(r.out, "check on 5 iteration(s) first")) << r.out;
+  EXPECT_TRUE(contains(r.out, "Out of bounds values : 0 OK")) << r.out;
+  shell::Outcome bad = perf("all_reduce --np 2 -b 4K -e 4K -c -1");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_TRUE(contains(bad.out, "-c >= 0")) << bad.out;
 }
 
 }  // namespace
