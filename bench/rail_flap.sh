@@ -51,10 +51,12 @@ for coll in $COLLS; do
     env XCCL_DEBUG=INFO "$XM" testbed run --name "$NAME" --timeout 600 -k $k --rails "$MODE" -- \
       env $env_algo "$PERF" "$coll" -b 16M -e 16M -n 1 -w 0 -c "$1" >"$work/job.log" 2>&1
   }
-  # Size the loop from a short undisturbed one: long enough for the flapping and 30 % more.
-  t=$(now); job 5; probe=$(since "$t")
-  per_iter=$(awk -v p="$probe" 'BEGIN {print (p - 2.5) / 5}')
-  iters=$(awk -v f="$FLAP_S" -v s="$per_iter" 'BEGIN {n = int(1.3 * (f + 3) / s) + 1; print n < 10 ? 10 : n}')
+  # Size the loop from two short undisturbed ones (their difference is the loop, not init):
+  # long enough for the flapping and 30 % more.
+  t=$(now); job 2; short=$(since "$t")
+  t=$(now); job 12; long=$(since "$t")
+  iters=$(awk -v f="$FLAP_S" -v a="$short" -v b="$long" 'BEGIN {s = (b - a) / 10; if (s <= 0) s = 0.01;
+    n = int(1.3 * (f + 3) / s) + 1; print n < 10 ? 10 : n}')
   t=$(now); job "$iters"; quiet=$(since "$t")
   t=$(now)
   job "$iters" &

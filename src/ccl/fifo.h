@@ -59,6 +59,11 @@ class ByteFifo {
     size_t at = size_t(tail & mask_);
     return {data_ + at, std::min(size_t(head - tail), mask_ + 1 - at)};
   }
+  // Consumer: bytes written and not yet read; more than the capacity only if the
+  // producer's count is corrupt (a peer process writes the header too).
+  uint64_t available() const {
+    return header_->head.load(std::memory_order_acquire) - header_->tail.load(std::memory_order_relaxed);
+  }
   void consume(size_t bytes) {
     header_->tail.store(header_->tail.load(std::memory_order_relaxed) + bytes, std::memory_order_release);
   }

@@ -181,6 +181,28 @@ TEST(ShmLink, APulledSendOfUnmappedMemoryFailsTheLink) {
   ::munmap(gone, bytes);
 }
 
+// The FIFO's byte count lives in shared memory, written by the peer: a count past what
+// the FIFO holds fails the link with the reason, at a frame's start and inside one,
+// instead of handing out stale bytes.
+TEST(ShmLink, AByteCountPastTheFifoFailsTheLink) {
+  for (bool mid_frame : {false, true}) {
+    LinkPair pair(false);
+    ShmLink &a = pair.a, &b = pair.b;
+    std::vector<std::byte> data(1000, std::byte{7});
+    ASSERT_EQ(a.send_some(data.data(), data.size()), data.size());
+    if (mid_frame) {
+      std::span<const std::byte> in = b.readable();
+      ASSERT_FALSE(in.empty());
+      b.consume(10);
+    }
+    auto* header = static_cast<FifoHeader*>(static_cast<void*>(pair.a_to_b.data()));
+    header->head.store(header->tail.load() + LinkPair::kFifo + 64);
+    EXPECT_TRUE(b.readable().empty()) << (mid_frame ? "inside a frame" : "at a frame's start");
+    EXPECT_FALSE(b.status().ok());
+    EXPECT_NE(b.status().message().find("corrupt FIFO"), std::string::npos) << b.status().message();
+  }
+}
+
 // A rank reads a peer's memory only once it has proved it can: a live child can be
 // read (a parent may, under any ptrace policy), a process that is gone cannot.
 TEST(CrossMemory, ProbesALivePeerAndNotADeadOne) {

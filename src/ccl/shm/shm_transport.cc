@@ -212,7 +212,14 @@ void ShmLink::commit(size_t bytes) {
   out_.commit(kFrameAlign + bytes + padding(bytes));
 }
 
+bool ShmLink::fifo_corrupt() {
+  if (in_.available() <= in_.capacity()) return false;
+  protocol_ = Error{"corrupt FIFO in shared memory: the peer counts more bytes written than it holds"};
+  return true;
+}
+
 bool ShmLink::next_frame() {
+  if (fifo_corrupt()) return false;
   if (pad_ > 0) {  // the zeros after the last data frame
     std::byte skip[kFrameAlign];
     if (!in_.peek_exact(skip, pad_)) return false;
@@ -230,7 +237,8 @@ bool ShmLink::next_frame() {
         in_.consume(sizeof h + h.bytes);
         continue;
       case kDataFrame:
-        in_.consume(kFrameAlign);  // written with its line in one go
+        if (in_.available() < kFrameAlign) return false;  // (an honest peer commits the line in one go)
+        in_.consume(kFrameAlign);
         frame_ = Frame::kData, frame_left_ = h.bytes, pad_ = uint32_t(padding(h.bytes));
         return frame_left_ > 0 || next_frame();
       case kDescriptorFrame: {
@@ -281,6 +289,7 @@ std::span<const std::byte> ShmLink::readable() {
       if (bounce_at_ == bounce_end_ && !fill_bounce()) return {};
       return {bounce_.data() + bounce_at_, bounce_end_ - bounce_at_};
     default: {
+      if (fifo_corrupt()) return {};
       std::span<const std::byte> v = in_.readable();
       return v.first(std::min<size_t>(v.size(), frame_left_));
     }

@@ -95,6 +95,7 @@ class ShmLink final : public Link {
   // enough). Else copied.
   size_t send(const std::byte* data, size_t bytes, bool pulled);
   bool next_frame();        // reads the next frame's header once it is all there
+  bool fifo_corrupt();      // the peer's byte count is impossible: fails the link
   bool fill_bounce();       // kRemote: copies the next piece into bounce_
   size_t post(const void* frame, size_t frame_bytes, uint64_t bytes);
 
