@@ -156,6 +156,7 @@ std::pair<double, long long> run_size(const Options& o, Collective c, DataType t
     for (int it = 0; it < o.check; ++it) {
       std::memcpy(in, input.data(), in_count * es);  // in place, the last iteration overwrote it
       CHECK(launch_collective(a, in, out, comm));
+      if (std::memcmp(out, want.data(), want.size()) == 0) continue;  // exact: nothing to count (the usual case)
       for (size_t i = 0; i < want.size() / es; ++i) wrong += std::memcmp(out + i * es, want.data() + i * es, es) != 0;
     }
     (void)out_count;
