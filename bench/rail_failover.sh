@@ -31,6 +31,7 @@ LOG=${LOG:-WARN}
 XM=$BUILD_DIR/src/xm
 PERF=$BUILD_DIR/tools/xccl-perf
 COUNTERS=$ROOT/bench/rail_counters.py
+. "$ROOT/bench/rail_modes.sh"
 for b in "$XM" "$PERF"; do [ -x "$b" ] || { echo "rail_failover: $b not built" >&2; exit 2; }; done
 [ "$(id -u)" = 0 ] || { echo "rail_failover: needs root (network namespaces)" >&2; exit 2; }
 mkdir -p "$OUT"
@@ -52,11 +53,7 @@ median_max() {  # column of numbers on stdin -> "median / max"
 
 for mode in $MODES; do
   for coll in $COLLS; do
-    k=1 env_algo=""
-    if [ "$mode" = own+spare ]; then
-      k=2
-      case $coll in alltoall) env_algo="XCCL_ALGO=alltoall:pxn" ;; *) env_algo="XCCL_ALGO=$coll:hierarchical" ;; esac
-    fi
+    rail_mode "$mode" "$coll"
     iters=$ITERS
     if [ -z "$iters" ]; then  # measured seconds per iteration (out-of-place + in-place) here
       case "$coll/$k" in

@@ -38,15 +38,11 @@ trap cleanup EXIT
 now() { date +%s.%N; }
 since() { awk -v a="$(now)" -v b="$1" 'BEGIN {printf "%.1f", a - b}'; }
 
-k=1
-[ "$MODE" = own+spare ] && k=2
+. "$ROOT/bench/rail_modes.sh"
 echo "| collective | mode | flapping | job (s) | same loop, no fault (s) | exact | downs | rejoins | held on reconnecting |"
 echo "|---|---|---|---|---|---|---|---|---|"
 for coll in $COLLS; do
-  env_algo=""
-  if [ $k = 2 ]; then
-    case $coll in alltoall) env_algo="XCCL_ALGO=alltoall:pxn" ;; *) env_algo="XCCL_ALGO=$coll:hierarchical" ;; esac
-  fi
+  rail_mode "$MODE" "$coll"
   job() {  # iterations -> runs the loop, log in $work/job.log
     env XCCL_DEBUG=INFO "$XM" testbed run --name "$NAME" --timeout 600 -k $k --rails "$MODE" -- \
       env $env_algo "$PERF" "$coll" -b 16M -e 16M -n 1 -w 0 -c "$1" >"$work/job.log" 2>&1

@@ -57,6 +57,7 @@ class ByteFifo {
     uint64_t tail = header_->tail.load(std::memory_order_relaxed);
     uint64_t head = header_->head.load(std::memory_order_acquire);
     size_t at = size_t(tail & mask_);
+    if (head - tail > mask_ + 1) return {};  // a corrupt count (available() says so): nothing to trust
     return {data_ + at, std::min(size_t(head - tail), mask_ + 1 - at)};
   }
   // Consumer: bytes written and not yet read; more than the capacity only if the

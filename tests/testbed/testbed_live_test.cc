@@ -505,7 +505,7 @@ class RailFaults : public Testbed {
       auto start = std::chrono::steady_clock::now();
       Run run = run_through(c.k, c.rails, c.env, c.collective, c.iterations, {{1.0, "--link h1/nic0 --down"}, {3.0, "--link h1/nic0 --up"}});
       const Outcome& r = run.job;
-      double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      double took = seconds_since(start);
       EXPECT_EQ(r.exit_code, 0) << what << "\n" << r.out;
       EXPECT_TRUE(contains(r.out, "Out of bounds values : 0 OK")) << what << "\n" << r.out;
       EXPECT_TRUE(run.faults_inside) << what << ": the job must outlast the cut for the test to mean anything";
@@ -547,7 +547,7 @@ TEST_F(RailFaults, AFlappingRailCausesNoError) {
   auto start = std::chrono::steady_clock::now();
   Run run = run_through("1", "all", "", "all_reduce", 40, flaps);
   const Outcome& r = run.job;
-  double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double took = seconds_since(start);
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_TRUE(contains(r.out, "Out of bounds values : 0 OK")) << r.out;
   EXPECT_TRUE(run.faults_inside) << "the job must outlast every flap";

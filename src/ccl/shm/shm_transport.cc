@@ -289,8 +289,8 @@ std::span<const std::byte> ShmLink::readable() {
       if (bounce_at_ == bounce_end_ && !fill_bounce()) return {};
       return {bounce_.data() + bounce_at_, bounce_end_ - bounce_at_};
     default: {
-      if (fifo_corrupt()) return {};
       std::span<const std::byte> v = in_.readable();
+      if (v.empty() && fifo_corrupt()) return {};  // (asked only when nothing is readable: off the hot path)
       return v.first(std::min<size_t>(v.size(), frame_left_));
     }
   }
