@@ -129,18 +129,17 @@ class Buffer {
   std::byte* base_ = nullptr;
 };
 
-std::pair<double, long long> run_size(const Options& o, Collective c, DataType type, RedOp op, size_t per_rank,
-                                      int rank, int ranks, Buffer& send, Buffer& recv, bool in_place,
-                                      xcclComm_t comm) {
-  const size_t es = size_of(type);
-  CollectiveArgs a;
-  a.collective = c;
-  a.count = per_rank;
-  a.type = type;
-  a.op = op;
-  a.root = o.root;
-  a.ranks = ranks;
-  a.rank = rank;
+// What one size's checked iterations write and expect, made once for both passes: made
+// between them it would leave the network idle for as long as a reference takes to compute.
+struct Reference {
+  std::vector<std::byte> input, want;
+};
+
+std::pair<double, long long> run_size(const Options& o, const CollectiveArgs& a, const Reference& ref, Buffer& send,
+                                      Buffer& recv, bool in_place, xcclComm_t comm) {
+  const Collective c = a.collective;
+  const int rank = a.rank, ranks = a.ranks;
+  const size_t es = size_of(a.type), per_rank = a.count;
   size_t in_count = per_rank * (c == Collective::kReduceScatter || c == Collective::kAllToAll ? ranks : 1);
   std::byte* in = send.data();
   std::byte* out = recv.data();
@@ -151,9 +150,9 @@ std::pair<double, long long> run_size(const Options& o, Collective c, DataType t
   }
   long long wrong = 0;
   if (o.check > 0) {  // as nccl-tests' -c: that many iterations, each one checked
-    std::vector<std::byte> input = check::make_input(a, rank), want = check::expected_output(a, rank);
+    const std::vector<std::byte>& want = ref.want;
     for (int it = 0; it < o.check; ++it) {
-      std::memcpy(in, input.data(), in_count * es);  // in place, the last iteration overwrote it
+      std::memcpy(in, ref.input.data(), in_count * es);  // in place, the last iteration overwrote it
       CHECK(launch_collective(a, in, out, comm));
       if (std::memcmp(out, want.data(), want.size()) == 0) continue;  // exact: nothing to count (the usual case)
       for (size_t i = 0; i < want.size() / es; ++i) wrong += std::memcmp(out + i * es, want.data() + i * es, es) != 0;
@@ -200,8 +199,18 @@ int run_rank(const Options& o, xcclComm_t comm) {
     size_t total = bytes / es / (scaled ? ranks : 1) * (scaled ? ranks : 1);  // whole elements, whole blocks
     size_t per_rank = scaled ? total / ranks : total;
     size_t size = total * es;
-    auto [t_out, w_out] = run_size(o, c, type, op, per_rank, rank, ranks, send, recv, false, comm);
-    auto [t_in, w_in] = run_size(o, c, type, op, per_rank, rank, ranks, send, recv, true, comm);
+    CollectiveArgs a;
+    a.collective = c;
+    a.count = per_rank;
+    a.type = type;
+    a.op = op;
+    a.root = o.root;
+    a.ranks = ranks;
+    a.rank = rank;
+    Reference ref;
+    if (o.check > 0) ref = {check::make_input(a, rank), check::expected_output(a, rank)};
+    auto [t_out, w_out] = run_size(o, a, ref, send, recv, false, comm);
+    auto [t_in, w_in] = run_size(o, a, ref, send, recv, true, comm);
     double f = bus_factor(c, ranks);
     double alg_out = size / t_out / 1e9, alg_in = size / t_in / 1e9;
     busbw_sum += alg_out * f + alg_in * f;

@@ -19,9 +19,6 @@ std::pair<int, size_t> decode_hello(std::span<const uint8_t> bytes) {
   return {int(ntohl(be[0])), ntohl(be[1])};
 }
 
-// How long the first connected rail waits for the others before the link starts without them.
-constexpr auto kWaitForEveryRail = std::chrono::seconds(2);
-
 std::string purpose(int a, int b, size_t rail) {
   return "data/" + std::to_string(std::min(a, b)) + "/" + std::to_string(std::max(a, b)) + "/" + std::to_string(rail);
 }
@@ -104,9 +101,10 @@ void TcpConnector::step_dials(int peer) {
 
 TcpLink* TcpConnector::make_link(int peer) {
   Pending& p = pending(peer);
-  // Every rail, or (a rail down when the job starts) the ones that came within a while:
-  // the others are reconnected in the background like rails that failed.
-  bool some_for_a_while = p.connected > 0 && p.sockets.size() > 1 && net::Clock::now() - p.first_rail > kWaitForEveryRail;
+  // Every rail, or the ones that came while another rail to the same peer stayed silent for
+  // as long as makes a connected rail dead (a rail cut before the job, or before its first
+  // message to this peer): the others are reconnected in the background like rails that failed.
+  bool some_for_a_while = p.connected > 0 && p.sockets.size() > 1 && net::Clock::now() - p.first_rail > setup_.policy.stall;
   if (!p.failed.ok() || (p.connected < p.sockets.size() && !some_for_a_while)) return nullptr;
   for (size_t r = 0; r < p.dialing.size(); ++r)  // a dial under way goes on as a reconnection
     if (!p.sockets[r] && p.dialing[r]) redials_.emplace(std::make_pair(peer, r), Redial{std::move(*p.dialing[r]), net::Clock::now()});
