@@ -7,8 +7,10 @@
 
 `sample` writes "time nic0_bytes nic1_bytes ..." (tx + rx of each NIC) every interval.
 `analyze` prints one line of key=value figures:
-  stall_ms     the longest stretch after the cut (within 3 s) in which the host's surviving
-               NICs together moved less than 10 % of their median rate before the cut
+  stall_ms     the longest stretch between the cut and the restore (or the end of the
+               traffic, if sooner) in which the host's surviving NICs together moved less
+               than 10 % of their median rate before the cut: a job that waits for the
+               rail to come back shows the whole wait
   recover_ms   from the cut to the end of that stretch: traffic flowing on the survivors
   failback_s   from the restore until the cut NIC carries 10 % of its pre-cut rate again
   before/during/after_MBps   the host's rate in the 2 s before the cut, between the cut
@@ -66,11 +68,13 @@ def analyze(args):
         sys.exit(f"{args.file}: no samples in the 2 s before the cut")
     surv_before = statistics.median(sum(r[i] for i in survivors) for r in before)
     cut_before = statistics.median(r[cut_nic] for r in before) or 1.0
+    busy = [t for t, r in series if sum(r) > 0.1 * (surv_before + cut_before)]
+    end = busy[-1] if busy else args.restore
     # Stall: longest run of quiet samples on the survivors after the cut.
     stall = longest = 0.0
     prev_t = quiet_until = args.cut
     for t, r in series:
-        if t <= args.cut or t > args.cut + 3:
+        if t <= args.cut or t > min(args.restore, end):
             continue
         quiet = sum(r[i] for i in survivors) < 0.1 * surv_before
         stall = stall + (t - prev_t) if quiet else 0.0
@@ -83,8 +87,6 @@ def analyze(args):
         if t > args.restore and r[cut_nic] >= 0.1 * cut_before:
             failback = t - args.restore
             break
-    busy = [t for t, r in series if sum(r) > 0.1 * (surv_before + cut_before)]
-    end = busy[-1] if busy else args.restore
 
     def mean_rate(lo, hi):
         window = [sum(r) for t, r in series if lo <= t < hi]

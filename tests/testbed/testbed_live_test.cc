@@ -1,13 +1,18 @@
 // `xm testbed` for real: namespaces, links, routing and shaping on this machine, driven
 // through the xm binary as a user would. Needs root; skipped otherwise. Every test has
 // its own testbed name and removes it in TearDown, also when it fails.
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -18,6 +23,7 @@
 #include <string>
 #include <thread>
 
+#include "ccl/tcp/rail_health.h"
 #include "common/shell.h"
 
 namespace {
@@ -27,7 +33,7 @@ using nlohmann::json;
 using shell::Outcome;
 Outcome sh(const std::string& cmd, bool merge = true) { return shell::run(cmd, merge); }
 
-Outcome xm(const std::string& args, bool merge = true) { return sh("'" XM_BINARY "' " + args, merge); }
+Outcome xm_cli(const std::string& args, bool merge = true) { return sh("'" XM_BINARY "' " + args, merge); }
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -52,17 +58,17 @@ class Testbed : public ::testing::Test {
     for (char c : test)
       if (std::isupper(static_cast<unsigned char>(c)) && tag.size() < 3) tag += static_cast<char>(std::tolower(c));
     name_ = tag + std::to_string(::getpid() % 100000);
-    xm("testbed down --name " + name_);  // a leftover of a crashed run with the same pid
+    xm_cli("testbed down --name " + name_);  // a leftover of a crashed run with the same pid
   }
   void TearDown() override {
     if (name_.empty()) return;
-    Outcome down = xm("testbed down --name " + name_);
+    Outcome down = xm_cli("testbed down --name " + name_);
     EXPECT_EQ(down.exit_code, 0) << down.out;
     EXPECT_TRUE(namespaces().empty()) << "left behind: " << sh("ip netns list").out;
   }
 
   void up(const std::string& args) {
-    Outcome r = xm("testbed up --name " + name_ + " " + args);
+    Outcome r = xm_cli("testbed up --name " + name_ + " " + args);
     ASSERT_EQ(r.exit_code, 0) << r.out;
   }
 
@@ -75,7 +81,7 @@ class Testbed : public ::testing::Test {
   }
 
   json status() {
-    Outcome r = xm("testbed status --json --name " + name_, false);
+    Outcome r = xm_cli("testbed status --json --name " + name_, false);
     EXPECT_EQ(r.exit_code, 0) << r.out;
     return json::parse(r.out, nullptr, false);
   }
@@ -85,7 +91,7 @@ class Testbed : public ::testing::Test {
     std::string args = "testbed probe --json --name " + name_ + " --bytes " + bytes + " --timeout " + std::to_string(timeout);
     std::istringstream in(flows);
     for (std::string f; in >> f;) args += " --flow " + f;
-    Outcome r = xm(args + " 2>/tmp/xm-probe-err-" + name_, false);
+    Outcome r = xm_cli(args + " 2>/tmp/xm-probe-err-" + name_, false);
     std::string err = sh("cat /tmp/xm-probe-err-" + name_ + "; rm -f /tmp/xm-probe-err-" + name_).out;
     if (error) *error = err;
     if (r.exit_code != 0) {
@@ -122,14 +128,14 @@ TEST_F(Testbed, UpReachesEveryNicThenDownLeavesNothing) {
   for (const json& f : r["flows"]) EXPECT_EQ(f["bytes"], 65536);
   EXPECT_EQ(sh("ip netns exec xm-" + name_ + "-h2 cat /proc/sys/net/ipv4/tcp_congestion_control").out, "reno\n");
 
-  Outcome down = xm("testbed down --name " + name_);
+  Outcome down = xm_cli("testbed down --name " + name_);
   EXPECT_EQ(down.exit_code, 0) << down.out;
   EXPECT_TRUE(contains(down.out, "6 namespaces")) << down.out;
   EXPECT_TRUE(namespaces().empty()) << sh("ip netns list").out;
   EXPECT_EQ(sh("ip -o link show | cut -d: -f2 | sort").out, root_links_before);
   EXPECT_FALSE(contains(sh("ip -o addr show").out, "10.77.")) << "an address of the testbed in the root namespace";
   EXPECT_FALSE(std::filesystem::exists("/run/xm-testbed/" + name_ + ".json"));
-  Outcome again = xm("testbed down --name " + name_);  // idempotent
+  Outcome again = xm_cli("testbed down --name " + name_);  // idempotent
   EXPECT_EQ(again.exit_code, 0) << again.out;
   EXPECT_TRUE(contains(again.out, "nothing to remove")) << again.out;
 }
@@ -138,7 +144,7 @@ TEST_F(Testbed, DownAfterACrashFindsNamespacesAndKillsWhatRunsInThem) {
   up("--hosts 2 --rails 1");
   std::filesystem::remove("/run/xm-testbed/" + name_ + ".json");  // as if up had died
   sh("ip netns exec xm-" + name_ + "-h1 sleep 60 >/dev/null 2>&1 &");
-  Outcome down = xm("testbed down --name " + name_);
+  Outcome down = xm_cli("testbed down --name " + name_);
   EXPECT_EQ(down.exit_code, 0) << down.out;
   EXPECT_TRUE(contains(down.out, "4 namespaces")) << down.out;
   EXPECT_TRUE(contains(down.out, "1 processes")) << down.out;
@@ -147,7 +153,7 @@ TEST_F(Testbed, DownAfterACrashFindsNamespacesAndKillsWhatRunsInThem) {
 
 TEST_F(Testbed, UpOnAnExistingNameRefusesUnlessReplace) {
   up("--hosts 1 --rails 1");
-  Outcome again = xm("testbed up --hosts 2 --rails 1 --name " + name_);
+  Outcome again = xm_cli("testbed up --hosts 2 --rails 1 --name " + name_);
   EXPECT_NE(again.exit_code, 0);
   EXPECT_TRUE(contains(again.out, "already exists")) << again.out;
   EXPECT_TRUE(contains(again.out, "--replace")) << again.out;
@@ -213,7 +219,7 @@ TEST_F(Testbed, ShapingFaultRateDownAndUp) {
   std::cout << "[measured] 5 MiB at 200mbit: " << t1 << " s (ideal " << ideal << " s)\n";
   EXPECT_NEAR(t1, ideal, 0.1 * ideal);
 
-  Outcome half = xm("testbed fault --name " + name_ + " --link h1/nic0 --rate 100mbit");
+  Outcome half = xm_cli("testbed fault --name " + name_ + " --link h1/nic0 --rate 100mbit");
   ASSERT_EQ(half.exit_code, 0) << half.out;
   EXPECT_EQ(status()["hosts"][1]["nics"][0]["rate"], "100mbit");
   json b = fastest_probe("h0/nic0=h1/nic0", "5M", 10);
@@ -223,7 +229,7 @@ TEST_F(Testbed, ShapingFaultRateDownAndUp) {
   EXPECT_NEAR(t2, 2 * ideal, 0.2 * ideal);
   EXPECT_NEAR(t2 / t1, 2.0, 0.2);
 
-  Outcome cut = xm("testbed fault --name " + name_ + " --link h0/nic0 --down");
+  Outcome cut = xm_cli("testbed fault --name " + name_ + " --link h0/nic0 --down");
   ASSERT_EQ(cut.exit_code, 0) << cut.out;
   EXPECT_EQ(status()["hosts"][0]["nics"][0]["state"], "down");
   std::string error;
@@ -231,7 +237,7 @@ TEST_F(Testbed, ShapingFaultRateDownAndUp) {
   EXPECT_TRUE(contains(error, "h0/nic0 (10.77.0.1) -> h1/nic0 (10.77.0.2)")) << error;
   EXPECT_TRUE(probe("h1/nic0=h0/nic0", "64k", 1, &error).is_null()) << "the peer cannot reach a cut NIC either";
 
-  Outcome restore = xm("testbed fault --name " + name_ + " --link h0/nic0 --up");
+  Outcome restore = xm_cli("testbed fault --name " + name_ + " --link h0/nic0 --up");
   ASSERT_EQ(restore.exit_code, 0) << restore.out;
   EXPECT_EQ(status()["hosts"][0]["nics"][0]["state"], "up");
   EXPECT_TRUE(probe("h0/nic0=h1/nic0", "64k", 5).is_object());
@@ -245,11 +251,11 @@ TEST_F(Testbed, SpineFaultCutsOnlyCrossRailTraffic) {
   ASSERT_TRUE(thin.is_object());
   std::cout << "[measured] across rails through a 100mbit spine: " << thin["total_mbit_per_s"] << " Mbit/s\n";
   EXPECT_NEAR(thin["total_mbit_per_s"].get<double>(), 100, 10);
-  ASSERT_EQ(xm("testbed fault --name " + name_ + " --spine 1 --down").exit_code, 0);
+  ASSERT_EQ(xm_cli("testbed fault --name " + name_ + " --spine 1 --down").exit_code, 0);
   std::string error;
   EXPECT_TRUE(probe("h0/nic0=h1/nic1", "64k", 2, &error).is_null());
   EXPECT_TRUE(probe("h0/nic1=h1/nic1", "64k", 5).is_object()) << "same rail does not need the spine";
-  ASSERT_EQ(xm("testbed fault --name " + name_ + " --spine 1 --up").exit_code, 0);
+  ASSERT_EQ(xm_cli("testbed fault --name " + name_ + " --spine 1 --up").exit_code, 0);
   EXPECT_TRUE(probe("h0/nic0=h1/nic1", "64k", 5).is_object());
 }
 
@@ -279,7 +285,7 @@ TEST_F(Testbed, UpFromASpec) {
 
 TEST_F(Testbed, RunGivesEveryRankItsEnvironment) {
   up("--hosts 4 --rails 2");
-  Outcome r = xm("testbed run --name " + name_ + " --ranks-per-host 2 -- sh -c 'echo $RANK $LOCAL_RANK $XCCL_RAILS'");
+  Outcome r = xm_cli("testbed run --name " + name_ + " --ranks-per-host 2 -- sh -c 'echo $RANK $LOCAL_RANK $XCCL_RAILS'");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   std::istringstream in(r.out);
   std::map<int, std::string> lines;
@@ -291,14 +297,14 @@ TEST_F(Testbed, RunGivesEveryRankItsEnvironment) {
     EXPECT_EQ(lines[rank], std::to_string(rank) + " " + std::to_string(rank % 2) + " " + rails);
   }
 
-  Outcome own = xm("testbed run --name " + name_ + " -k 2 --rails own --prefix -- sh -c "
+  Outcome own = xm_cli("testbed run --name " + name_ + " -k 2 --rails own --prefix -- sh -c "
                    "'echo $WORLD_SIZE $LOCAL_WORLD_SIZE $MASTER_ADDR $XCCL_RAILS $XM_TESTBED_HOST $XM_TESTBED_RAILS "
                    "${#XCCL_SECRET} $MASTER_PORT'");
   ASSERT_EQ(own.exit_code, 0) << own.out;
   EXPECT_TRUE(contains(own.out, "[rank 3] 8 2 10.77.0.1 10.77.1.2@0.4 1 1 64 ")) << own.out;
   EXPECT_TRUE(contains(own.out, "[rank 6] 8 2 10.77.0.1 10.77.0.4@0.4 3 0 64 ")) << own.out;
   // the ranks of a host share its namespace
-  Outcome ns = xm("testbed run --name " + name_ + " -k 2 -- sh -c 'echo $RANK $(readlink /proc/self/ns/net)'");
+  Outcome ns = xm_cli("testbed run --name " + name_ + " -k 2 -- sh -c 'echo $RANK $(readlink /proc/self/ns/net)'");
   std::regex pair("([0-9]) net:\\[([0-9]+)\\]");
   std::map<int, std::string> inode;
   for (std::sregex_iterator it(ns.out.begin(), ns.out.end(), pair), end; it != end; ++it)
@@ -311,13 +317,13 @@ TEST_F(Testbed, RunGivesEveryRankItsEnvironment) {
 TEST_F(Testbed, RunStopsTheJobOnFailureAndTimeout) {
   up("--hosts 2 --rails 1");
   auto start = std::chrono::steady_clock::now();
-  Outcome fail = xm("testbed run --name " + name_ + " -k 2 -- sh -c '[ $RANK = 2 ] && exit 3; sleep 30'");
+  Outcome fail = xm_cli("testbed run --name " + name_ + " -k 2 -- sh -c '[ $RANK = 2 ] && exit 3; sleep 30'");
   EXPECT_EQ(fail.exit_code, 3) << fail.out;
   EXPECT_TRUE(contains(fail.out, "rank 2 (h1, local rank 0) exited with status 3")) << fail.out;
   EXPECT_LT(seconds_since(start), 5);
 
   start = std::chrono::steady_clock::now();
-  Outcome slow = xm("testbed run --name " + name_ + " --timeout 0.5 -- sleep 30");
+  Outcome slow = xm_cli("testbed run --name " + name_ + " --timeout 0.5 -- sleep 30");
   EXPECT_EQ(slow.exit_code, 124) << slow.out;
   EXPECT_TRUE(contains(slow.out, "timed out after 0.5 s")) << slow.out;
   EXPECT_LT(seconds_since(start), 5);
@@ -347,7 +353,7 @@ TEST_F(Testbed, ClearErrors) {
       {"testbed up --name x1 --spec /nonexistent.yaml", "/nonexistent.yaml"},
   };
   for (const Case& c : cases) {
-    Outcome r = xm(c.args);
+    Outcome r = xm_cli(c.args);
     EXPECT_NE(r.exit_code, 0) << c.args;
     EXPECT_TRUE(contains(r.out, c.expected)) << c.args << "\n" << r.out;
   }
@@ -381,10 +387,10 @@ TEST_F(Testbed, AHostCutOffIsNamedByTheRanksThatNeedIt) {
   auto start = std::chrono::steady_clock::now();
   std::thread cut([&] {
     std::this_thread::sleep_for(std::chrono::seconds(3));
-    EXPECT_EQ(xm("testbed fault --name " + name_ + " --link h2/nic0 --down").exit_code, 0);
-    EXPECT_EQ(xm("testbed fault --name " + name_ + " --link h2/nic1 --down").exit_code, 0);
+    EXPECT_EQ(xm_cli("testbed fault --name " + name_ + " --link h2/nic0 --down").exit_code, 0);
+    EXPECT_EQ(xm_cli("testbed fault --name " + name_ + " --link h2/nic1 --down").exit_code, 0);
   });
-  Outcome r = xm("testbed run --name " + name_ + " --timeout 60 --rails all -- sh " + script);
+  Outcome r = xm_cli("testbed run --name " + name_ + " --timeout 60 --rails all -- sh " + script);
   auto took = std::chrono::steady_clock::now() - start;
   cut.join();
   std::remove(script.c_str());
@@ -404,10 +410,10 @@ TEST_F(Testbed, AfterAHostIsCutOffTheOthersShrinkAndFinish) {
   auto start = std::chrono::steady_clock::now();
   std::thread cut([&] {
     std::this_thread::sleep_for(std::chrono::seconds(3));
-    EXPECT_EQ(xm("testbed fault --name " + name_ + " --link h2/nic0 --down").exit_code, 0);
-    EXPECT_EQ(xm("testbed fault --name " + name_ + " --link h2/nic1 --down").exit_code, 0);
+    EXPECT_EQ(xm_cli("testbed fault --name " + name_ + " --link h2/nic0 --down").exit_code, 0);
+    EXPECT_EQ(xm_cli("testbed fault --name " + name_ + " --link h2/nic1 --down").exit_code, 0);
   });
-  Outcome r = xm("testbed run --name " + name_ + " --timeout 90 --rails all -- env XCCL_TIMEOUT_MS=3000 XM_EXCLUDE=2 "
+  Outcome r = xm_cli("testbed run --name " + name_ + " --timeout 90 --rails all -- env XCCL_TIMEOUT_MS=3000 XM_EXCLUDE=2 "
                  "XM_AFTER=20 '" SHRINK_WORKER_BINARY "'");
   auto took = std::chrono::steady_clock::now() - start;
   cut.join();
@@ -442,7 +448,7 @@ TEST_F(Testbed, XcclCollectivesAcrossTheTestbedAreExact) {
   };
   for (const Case& c : cases) {
     std::string env = std::string(*c.algo ? std::string("XCCL_ALGO=") + c.collective + ":" + c.algo : "XCCL_DEBUG=WARN");
-    Outcome r = xm("testbed run --name " + name_ + " --timeout 120 --ranks-per-host " + c.ranks_per_host + " --rails " +
+    Outcome r = xm_cli("testbed run --name " + name_ + " --timeout 120 --ranks-per-host " + c.ranks_per_host + " --rails " +
                    c.rails + " -- env " + env + " '" XCCL_PERF_BINARY "' " + c.collective +
                    " -b 1000 -e 300000 -f 17 -n 2 -w 1 -c 1 -d int32 -o sum");
     std::string what = std::string(c.collective) + " " + c.algo + " ranks/host " + c.ranks_per_host;
@@ -455,6 +461,79 @@ TEST_F(Testbed, XcclCollectivesAcrossTheTestbedAreExact) {
 // rails at 400 Mbit/s): the job finishes with exact results, the ranks say the rail went
 // down and came back. One rank per host striping over both NICs, and two per host on
 // their own NIC with the other as a spare (hierarchical algorithms).
+// Sockets keep the network namespace they were made in: this thread steps into one,
+// makes a socket, and steps back.
+class InNamespace {
+ public:
+  explicit InNamespace(const std::string& netns) : home_(::open("/proc/self/ns/net", O_RDONLY)) {
+    int fd = ::open(("/run/netns/" + netns).c_str(), O_RDONLY);
+    entered_ = fd >= 0 && ::setns(fd, CLONE_NEWNET) == 0;
+    if (fd >= 0) ::close(fd);
+  }
+  ~InNamespace() {
+    if (entered_) ::setns(home_, CLONE_NEWNET);
+    ::close(home_);
+  }
+  bool entered() const { return entered_; }
+
+ private:
+  int home_;
+  bool entered_ = false;
+};
+
+sockaddr_in ipv4(const char* address, uint16_t port) {
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  ::inet_pton(AF_INET, address, &a.sin_addr);
+  return a;
+}
+
+// The cut that a rail-fault benchmark once rode out only when the NIC came back: a host's
+// NIC loses its carrier while its rail has nothing in flight; then it sends. The route is
+// gone with the carrier, so the kernel holds the data back and nothing is ever in flight
+// or unacknowledged. The rail health must see that data as stuck.
+TEST_F(Testbed, DataThatCannotLeaveANicWithoutCarrierIsSeenStuck) {
+  up("--hosts 2 --rails 2 --rate 400mbit");
+  int listener = -1, sender = -1;
+  {
+    InNamespace h0("xm-" + name_ + "-h0");
+    ASSERT_TRUE(h0.entered());
+    listener = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in at = ipv4("10.77.0.1", 0);
+    ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&at), sizeof at), 0);
+    ASSERT_EQ(::listen(listener, 1), 0);
+  }
+  sockaddr_in bound{};
+  socklen_t len = sizeof bound;
+  ::getsockname(listener, reinterpret_cast<sockaddr*>(&bound), &len);
+  {
+    InNamespace h1("xm-" + name_ + "-h1");
+    ASSERT_TRUE(h1.entered());
+    sender = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in from = ipv4("10.77.0.2", 0), to = ipv4("10.77.0.1", ntohs(bound.sin_port));
+    ASSERT_EQ(::bind(sender, reinterpret_cast<sockaddr*>(&from), sizeof from), 0);
+    ASSERT_EQ(::connect(sender, reinterpret_cast<sockaddr*>(&to), sizeof to), 0) << std::strerror(errno);
+  }
+  int receiver = ::accept(listener, nullptr, nullptr);
+  ASSERT_GE(receiver, 0);
+  std::vector<char> bytes(64 << 10, 'x');
+  ASSERT_EQ(::send(sender, bytes.data(), 1000, 0), 1000);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  auto before = xm::ccl::sample_rail(sender);
+  ASSERT_TRUE(before.ok());
+  EXPECT_FALSE(before->in_flight) << "everything sent was acknowledged";
+
+  ASSERT_EQ(xm_cli("testbed fault --name " + name_ + " --link h1/nic0 --down").exit_code, 0);
+  EXPECT_GT(::send(sender, bytes.data(), bytes.size(), MSG_DONTWAIT), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto after = xm::ccl::sample_rail(sender);
+  ASSERT_TRUE(after.ok());
+  EXPECT_TRUE(after->in_flight) << "data the kernel cannot send, through an open window";
+  EXPECT_GE(after->ms_since_ack, 300u);
+  for (int fd : {sender, receiver, listener}) ::close(fd);
+}
+
 class RailFaults : public Testbed {
  protected:
   struct Fault {
@@ -480,11 +559,11 @@ class RailFaults : public Testbed {
       auto start = std::chrono::steady_clock::now();
       for (const Fault& f : faults) {
         std::this_thread::sleep_until(start + std::chrono::milliseconds(int(f.at_s * 1000)));
-        EXPECT_EQ(xm("testbed fault --name " + name_ + " " + f.args).exit_code, 0) << f.args;
+        EXPECT_EQ(xm_cli("testbed fault --name " + name_ + " " + f.args).exit_code, 0) << f.args;
       }
       run.faults_inside = !ended;
     });
-    run.job = xm("testbed run --name " + name_ + " --timeout 120 -k " + k + " --rails " + rails + " -- env XCCL_DEBUG=INFO " +
+    run.job = xm_cli("testbed run --name " + name_ + " --timeout 120 -k " + k + " --rails " + rails + " -- env XCCL_DEBUG=INFO " +
                  env + " '" XCCL_PERF_BINARY "' " + collective + " -b 16M -e 16M -n 1 -w 0 -c " + std::to_string(iterations) +
                  " >" + log + " 2>&1");
     ended = true;

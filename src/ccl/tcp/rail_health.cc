@@ -1,10 +1,11 @@
 #include "ccl/tcp/rail_health.h"
 
+#include <linux/tcp.h>  // the kernel's tcp_info: glibc's lacks tcpi_notsent_bytes and tcpi_snd_wnd
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <string>
 
@@ -17,7 +18,13 @@ Result<RailSample> sample_rail(int fd) {
     return Error{std::string("TCP_INFO: ") + std::strerror(errno)};
   RailSample s;
   s.connected = true;
-  s.in_flight = info.tcpi_unacked > 0;
+  // Data the kernel holds back although the peer's window is open cannot leave: the rail's
+  // own NIC lost its carrier and its route went with it, so nothing is ever in flight.
+  // (Held back by a closed window is a peer that is not reading: not this rail's fault.)
+  // A kernel older than 5.4 reports neither (len short of them): only what is in flight.
+  bool cannot_leave = len >= offsetof(tcp_info, tcpi_snd_wnd) + sizeof info.tcpi_snd_wnd && info.tcpi_notsent_bytes > 0 &&
+                      info.tcpi_snd_wnd > 0;
+  s.in_flight = info.tcpi_unacked > 0 || cannot_leave;
   s.ms_since_ack = info.tcpi_last_ack_recv;
   return s;
 }

@@ -18,7 +18,7 @@ namespace xm::ccl {
 // What the kernel knows about one rail's TCP connection (TCP_INFO).
 struct RailSample {
   bool connected = false;    // has a socket that is in use (up or held)
-  bool in_flight = false;    // segments sent and not yet acknowledged
+  bool in_flight = false;    // segments sent and not yet acknowledged, or unable to leave
   uint32_t ms_since_ack = 0;  // since the last acknowledgement arrived
 };
 
