@@ -9,13 +9,14 @@
 # B/A, and the spread (min-max) over RUNS runs.
 #
 #   bench/failover_cost.sh OLD_BUILD_DIR NEW_BUILD_DIR      (each with tools/xccl-perf)
-# Knobs (env): RUNS=5 WHERE="loopback testbed" COLL=all_reduce SIZES_MIN=64K SIZES_MAX=64M
+# Knobs (env): RUNS=5 WHERE="shm loopback testbed" NP=2 COLL=all_reduce SIZES_MIN=64K SIZES_MAX=64M
 #              TB_MIN=1M TB_MAX=16M NAME=fc
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 A=${1:?old build dir}; B=${2:?new build dir}
 RUNS=${RUNS:-5}
-WHERE=${WHERE:-loopback testbed}
+WHERE=${WHERE:-shm loopback testbed}
+NP=${NP:-2}
 COLL=${COLL:-all_reduce}
 NAME=${NAME:-fc}
 XM=${XM:-$B/src/xm}
@@ -25,6 +26,8 @@ trap '"$XM" testbed down --name "$NAME" >/dev/null 2>&1 || true; rm -rf "$work"'
 sweep() {  # where build -> "size busbw" lines
   local perf=$2/tools/xccl-perf
   case $1 in
+    shm)
+      "$perf" "$COLL" --np "$NP" -b "${SIZES_MIN:-64K}" -e "${SIZES_MAX:-64M}" -f 4 -n 10 -w 2 -c 0 ;;
     loopback)
       XCCL_SHM_DISABLE=1 XCCL_RAILS=127.0.0.1,127.0.0.2 "$perf" "$COLL" --np 2 -b "${SIZES_MIN:-64K}" -e "${SIZES_MAX:-64M}" \
         -f 4 -n 10 -w 2 -c 0 ;;
