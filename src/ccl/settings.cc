@@ -37,13 +37,17 @@ Result<Settings> settings_from_environment() {
   auto spread = integer("XCCL_CPU_SPREAD", 0, 1, 1);
   auto lazy = integer("XCCL_RUNTIME_CONNECT", 0, 1, 1);
   auto stripe = integer("XCCL_TCP_STRIPE_BYTES", 4096, 1ll << 30, (long long)s.tcp_stripe_bytes);
+  auto window = integer("XCCL_TCP_WINDOW_BYTES", 1 << 16, 1ll << 30, (long long)s.tcp_window_bytes);
   auto stall = integer("XCCL_RAIL_STALL_MS", 50, 600'000, s.rail_policy.stall.count());
   auto retry = integer("XCCL_RAIL_RETRY_MS", 1, 600'000, s.rail_policy.retry.count());
   auto hold = integer("XCCL_RAIL_HOLD_MS", 0, 600'000, s.rail_policy.hold.count());
-  for (auto* r : {&timeout, &init, &chunk, &fifo, &shm_off, &cma, &spread, &lazy, &stripe, &stall, &retry, &hold})
+  for (auto* r : {&timeout, &init, &chunk, &fifo, &shm_off, &cma, &spread, &lazy, &stripe, &window, &stall, &retry, &hold})
     if (!*r) return r->error();
   if ((*fifo & (*fifo - 1)) || (*fifo && *fifo < 4096))
     return Error{"XCCL_SHM_FIFO_BYTES=" + std::to_string(*fifo) + ": expected 0 (by ranks) or a power of two from 4096"};
+  if ((*window & (*window - 1)) || *window < *stripe)
+    return Error{"XCCL_TCP_WINDOW_BYTES=" + std::to_string(*window) + ": expected a power of two, at least XCCL_TCP_STRIPE_BYTES (" +
+                 std::to_string(*stripe) + ")"};
   s.timeout = std::chrono::milliseconds(*timeout);
   s.init_timeout = std::chrono::milliseconds(*init);
   s.chunk_bytes = size_t(*chunk);
@@ -53,6 +57,7 @@ Result<Settings> settings_from_environment() {
   s.cpu_spread = *spread == 1;
   s.runtime_connect = *lazy == 1;
   s.tcp_stripe_bytes = size_t(*stripe);
+  s.tcp_window_bytes = size_t(*window);
   s.rail_policy = {std::chrono::milliseconds(*stall), std::chrono::milliseconds(*retry), std::chrono::milliseconds(*hold)};
   if (const char* v = env("XCCL_RAILS")) s.rails = v;
   if (const char* v = env("XCCL_BOOTSTRAP_ADDR")) s.bootstrap_addr = v;

@@ -26,7 +26,8 @@ class Env {
                           "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_PROCID",
                           "SLURM_NTASKS", "SLURM_LOCALID", "MASTER_ADDR", "MASTER_PORT", "XCCL_MASTER_ADDR",
                           "XCCL_MASTER_PORT", "XCCL_SECRET", "XCCL_SECRET_FILE", "XCCL_TIMEOUT_MS", "XCCL_SHM_FIFO_BYTES",
-                          "XCCL_SHM_CMA", "XCCL_CPU_SPREAD", "XCCL_RUNTIME_CONNECT"})
+                          "XCCL_SHM_CMA", "XCCL_CPU_SPREAD", "XCCL_RUNTIME_CONNECT", "XCCL_TCP_WINDOW_BYTES",
+                          "XCCL_TCP_STRIPE_BYTES"})
       unsetenv(k);
   }
 };
@@ -104,6 +105,16 @@ TEST(Settings, MalformedValuesNameTheVariable) {
     Result<Settings> s = settings_from_environment();
     ASSERT_FALSE(s.ok());
     EXPECT_NE(s.error().message.find("XCCL_SHM_FIFO_BYTES=2048"), std::string::npos) << s.error().message;
+  }
+  for (const char* window : {"3000000", "131072"}) {  // not a power of two; smaller than the 256 KiB stripe
+    Env e{{"XCCL_TCP_WINDOW_BYTES", window}};
+    Result<Settings> s = settings_from_environment();
+    ASSERT_FALSE(s.ok()) << window;
+    EXPECT_NE(s.error().message.find(std::string("XCCL_TCP_WINDOW_BYTES=") + window), std::string::npos) << s.error().message;
+  }
+  {
+    Env e{{"XCCL_TCP_WINDOW_BYTES", "131072"}, {"XCCL_TCP_STRIPE_BYTES", "65536"}};
+    EXPECT_EQ(settings_from_environment().value().tcp_window_bytes, 131072u);
   }
   for (const char* name : {"XCCL_SHM_CMA", "XCCL_CPU_SPREAD", "XCCL_RUNTIME_CONNECT"}) {  // switches: 0 or 1, nothing else
     Env e{{name, "yes"}};

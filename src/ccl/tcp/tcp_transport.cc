@@ -71,9 +71,8 @@ TcpLink::TcpLink(int self, int peer, std::vector<net::Fd> sockets, std::vector<d
     }
     rails_.push_back(std::move(io));
   }
-  // The receive window is faulted in now, not message by message; the send side's copy
-  // only as far as it is used (a peer that gets small messages keeps little memory).
-  std::memset(in_.get(), 0, window_);
+  // Both windows are faulted in only as far as they are used: a peer that gets small
+  // messages, or none (every peer connected at init), keeps little memory.
 }
 
 TcpLink::~TcpLink() = default;

@@ -148,7 +148,7 @@ struct TcpSetup {
   net::Secret secret;
   net::Clock::time_point deadline;
   size_t stripe_bytes = 256 << 10;
-  size_t staging_bytes = 4 << 20;
+  size_t staging_bytes = 8 << 20;  // the link's window (XCCL_TCP_WINDOW_BYTES)
   RailPolicy policy;
 };
 
