@@ -271,7 +271,7 @@ Status Comm::connect_tcp_peers(const JobId& job, const std::vector<std::string>&
   setup.secret = job.secret;
   setup.deadline = deadline;
   setup.stripe_bytes = settings_.tcp_stripe_bytes;
-  setup.staging_bytes = settings_.tcp_window_bytes;
+  setup.window_bytes = settings_.tcp_window_bytes;
   setup.policy = settings_.rail_policy;
   for (int p : peers) {
     Result<std::vector<Rail>> theirs = decode_rails(parse_blob(blobs[p])["tcp"]);

@@ -22,8 +22,8 @@ struct Settings {
   bool cpu_spread = true;                              // XCCL_CPU_SPREAD=0: ranks sharing a CPU stay put
   bool runtime_connect = true;                         // XCCL_RUNTIME_CONNECT=0: every TCP peer connected at init
   std::string rails;                                   // XCCL_RAILS: addr[@gbps],... one per NIC
-  size_t tcp_stripe_bytes = 256 << 10;                 // XCCL_TCP_STRIPE_BYTES: unit of striping over rails
-  size_t tcp_window_bytes = 8 << 20;                   // XCCL_TCP_WINDOW_BYTES: how far a sender runs ahead of its peer
+  size_t tcp_stripe_bytes = kDefaultStripeBytes;       // XCCL_TCP_STRIPE_BYTES: unit of striping over rails
+  size_t tcp_window_bytes = kDefaultWindowBytes;       // XCCL_TCP_WINDOW_BYTES: how far a sender runs ahead of its peer
   RailPolicy rail_policy;                              // XCCL_RAIL_STALL_MS, _RETRY_MS, _HOLD_MS (ccl/tcp/rails.h)
   std::string algorithms;                              // XCCL_ALGO: forced choices (tuner.h)
   std::string bootstrap_addr = "127.0.0.1";            // XCCL_BOOTSTRAP_ADDR: where xcclGetUniqueId listens

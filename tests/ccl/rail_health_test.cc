@@ -1,13 +1,13 @@
 // When a rail is dead: the rule on samples, and what the kernel reports on real sockets.
 #include "ccl/tcp/rail_health.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <thread>
 #include <vector>
+
+#include "ccl/net/socket.h"
 
 namespace xm::ccl {
 namespace {
@@ -67,26 +67,22 @@ TEST(RailHealth, TheWatchNeverLengthensWhatTcpSays) {
 // in flight, and the rail is not stuck (the other side of a NIC without carrier, whose data
 // waits too but through an open window: tests/testbed).
 TEST(RailHealth, DataHeldBackByAClosedWindowIsNotStuck) {
-  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in at{};
-  at.sin_family = AF_INET;
-  at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&at), sizeof at), 0);
-  ASSERT_EQ(::listen(listener, 1), 0);
-  socklen_t len = sizeof at;
-  ::getsockname(listener, reinterpret_cast<sockaddr*>(&at), &len);
-  int sender = ::socket(AF_INET, SOCK_STREAM, 0);
-  ASSERT_EQ(::connect(sender, reinterpret_cast<sockaddr*>(&at), sizeof at), 0);
-  int receiver = ::accept(listener, nullptr, nullptr);  // and never reads
+  auto deadline = net::Clock::now() + 5s;
+  uint16_t port = 0;
+  Result<net::Fd> listener = net::listen_on("127.0.0.1", 0, &port);
+  ASSERT_TRUE(listener.ok()) << listener.error().message;
+  Result<net::Fd> sender = net::connect_to(net::Endpoint{"127.0.0.1", port}, deadline);
+  ASSERT_TRUE(sender.ok()) << sender.error().message;
+  Result<net::Fd> receiver = net::accept_one(listener->get(), deadline);  // and never reads
+  ASSERT_TRUE(receiver.ok()) << receiver.error().message;
   std::vector<char> bytes(1 << 20, 'x');
   size_t sent = 0;
-  for (ssize_t n; (n = ::send(sender, bytes.data(), bytes.size(), MSG_DONTWAIT)) > 0;) sent += size_t(n);
+  for (ssize_t n; (n = ::send(sender->get(), bytes.data(), bytes.size(), MSG_DONTWAIT)) > 0;) sent += size_t(n);
   ASSERT_GT(sent, 0u);
   std::this_thread::sleep_for(300ms);  // every sent segment acknowledged, with a window of 0
-  Result<RailSample> s = sample_rail(sender);
+  Result<RailSample> s = sample_rail(sender->get());
   ASSERT_TRUE(s.ok());
   EXPECT_FALSE(s->in_flight) << sent << " bytes sent into a closed window";
-  for (int fd : {sender, receiver, listener}) ::close(fd);
 }
 
 }  // namespace

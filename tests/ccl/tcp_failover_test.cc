@@ -99,7 +99,7 @@ class TcpFailover : public ::testing::Test {
       ranks_[r].listeners = listen_on_rails(ranks_[r].setup.rails).value();
       ranks_[r].setup.secret = secret_;
       ranks_[r].setup.stripe_bytes = 64 << 10;
-      ranks_[r].setup.staging_bytes = 1 << 20;
+      ranks_[r].setup.window_bytes = 1 << 20;
       ranks_[r].setup.policy = policy;
     }
     for (int r = 0; r < 2; ++r) ranks_[r].setup.peers[1 - r] = ranks_[1 - r].setup.rails;

@@ -1,10 +1,7 @@
 // `xm testbed` for real: namespaces, links, routing and shaping on this machine, driven
 // through the xm binary as a user would. Needs root; skipped otherwise. Every test has
 // its own testbed name and removes it in TearDown, also when it fails.
-#include <arpa/inet.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -12,7 +9,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -23,8 +19,10 @@
 #include <string>
 #include <thread>
 
+#include "ccl/net/socket.h"
 #include "ccl/tcp/rail_health.h"
 #include "common/shell.h"
+#include "testbed/system.h"
 
 namespace {
 
@@ -461,77 +459,43 @@ TEST_F(Testbed, XcclCollectivesAcrossTheTestbedAreExact) {
 // rails at 400 Mbit/s): the job finishes with exact results, the ranks say the rail went
 // down and came back. One rank per host striping over both NICs, and two per host on
 // their own NIC with the other as a spare (hierarchical algorithms).
-// Sockets keep the network namespace they were made in: this thread steps into one,
-// makes a socket, and steps back.
-class InNamespace {
- public:
-  explicit InNamespace(const std::string& netns) : home_(::open("/proc/self/ns/net", O_RDONLY)) {
-    int fd = ::open(("/run/netns/" + netns).c_str(), O_RDONLY);
-    entered_ = fd >= 0 && ::setns(fd, CLONE_NEWNET) == 0;
-    if (fd >= 0) ::close(fd);
-  }
-  ~InNamespace() {
-    if (entered_) ::setns(home_, CLONE_NEWNET);
-    ::close(home_);
-  }
-  bool entered() const { return entered_; }
-
- private:
-  int home_;
-  bool entered_ = false;
-};
-
-sockaddr_in ipv4(const char* address, uint16_t port) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  ::inet_pton(AF_INET, address, &a.sin_addr);
-  return a;
-}
-
 // The cut that a rail-fault benchmark once rode out only when the NIC came back: a host's
 // NIC loses its carrier while its rail has nothing in flight; then it sends. The route is
 // gone with the carrier, so the kernel holds the data back and nothing is ever in flight
-// or unacknowledged. The rail health must see that data as stuck.
+// or unacknowledged. The rail health must see that data as stuck. (Sockets keep the
+// network namespace they were made in: this thread steps into each host to make one.)
 TEST_F(Testbed, DataThatCannotLeaveANicWithoutCarrierIsSeenStuck) {
+  namespace net = xm::ccl::net;
   up("--hosts 2 --rails 2 --rate 400mbit");
-  int listener = -1, sender = -1;
-  {
-    InNamespace h0("xm-" + name_ + "-h0");
-    ASSERT_TRUE(h0.entered());
-    listener = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in at = ipv4("10.77.0.1", 0);
-    ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&at), sizeof at), 0);
-    ASSERT_EQ(::listen(listener, 1), 0);
-  }
-  sockaddr_in bound{};
-  socklen_t len = sizeof bound;
-  ::getsockname(listener, reinterpret_cast<sockaddr*>(&bound), &len);
-  {
-    InNamespace h1("xm-" + name_ + "-h1");
-    ASSERT_TRUE(h1.entered());
-    sender = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in from = ipv4("10.77.0.2", 0), to = ipv4("10.77.0.1", ntohs(bound.sin_port));
-    ASSERT_EQ(::bind(sender, reinterpret_cast<sockaddr*>(&from), sizeof from), 0);
-    ASSERT_EQ(::connect(sender, reinterpret_cast<sockaddr*>(&to), sizeof to), 0) << std::strerror(errno);
-  }
-  int receiver = ::accept(listener, nullptr, nullptr);
-  ASSERT_GE(receiver, 0);
+  auto deadline = net::Clock::now() + std::chrono::seconds(5);
+  uint16_t port = 0;
+  xm::Result<net::Fd> listener = [&] {
+    auto in = xm::testbed::NetnsGuard::enter("xm-" + name_ + "-h0");
+    return in ? net::listen_on("10.77.0.1", 0, &port) : xm::Result<net::Fd>(in.error());
+  }();
+  ASSERT_TRUE(listener.ok()) << listener.error().message;
+  xm::Result<net::Fd> sender = [&] {
+    auto in = xm::testbed::NetnsGuard::enter("xm-" + name_ + "-h1");
+    return in ? net::connect_to(net::Endpoint{"10.77.0.1", port}, deadline, "10.77.0.2") : xm::Result<net::Fd>(in.error());
+  }();
+  ASSERT_TRUE(sender.ok()) << sender.error().message;
+  xm::Result<net::Fd> receiver = net::accept_one(listener->get(), deadline);
+  ASSERT_TRUE(receiver.ok()) << receiver.error().message;
+  const int fd = sender->get();
   std::vector<char> bytes(64 << 10, 'x');
-  ASSERT_EQ(::send(sender, bytes.data(), 1000, 0), 1000);
+  ASSERT_EQ(::send(fd, bytes.data(), 1000, 0), 1000);
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  auto before = xm::ccl::sample_rail(sender);
+  auto before = xm::ccl::sample_rail(fd);
   ASSERT_TRUE(before.ok());
   EXPECT_FALSE(before->in_flight) << "everything sent was acknowledged";
 
   ASSERT_EQ(xm_cli("testbed fault --name " + name_ + " --link h1/nic0 --down").exit_code, 0);
-  EXPECT_GT(::send(sender, bytes.data(), bytes.size(), MSG_DONTWAIT), 0);
+  EXPECT_GT(::send(fd, bytes.data(), bytes.size(), MSG_DONTWAIT), 0);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  auto after = xm::ccl::sample_rail(sender);
+  auto after = xm::ccl::sample_rail(fd);
   ASSERT_TRUE(after.ok());
   EXPECT_TRUE(after->in_flight) << "data the kernel cannot send, through an open window";
   EXPECT_GE(after->ms_since_ack, 300u);
-  for (int fd : {sender, receiver, listener}) ::close(fd);
 }
 
 class RailFaults : public Testbed {

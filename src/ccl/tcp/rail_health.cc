@@ -21,7 +21,7 @@ Result<RailSample> sample_rail(int fd) {
   // Data the kernel holds back although the peer's window is open cannot leave: the rail's
   // own NIC lost its carrier and its route went with it, so nothing is ever in flight.
   // (Held back by a closed window is a peer that is not reading: not this rail's fault.)
-  // A kernel older than 5.4 reports neither (len short of them): only what is in flight.
+  // A kernel too old to report them (len short of them): only what is in flight counts.
   bool cannot_leave = len >= offsetof(tcp_info, tcpi_snd_wnd) + sizeof info.tcpi_snd_wnd && info.tcpi_notsent_bytes > 0 &&
                       info.tcpi_snd_wnd > 0;
   s.in_flight = info.tcpi_unacked > 0 || cannot_leave;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -13,6 +14,10 @@
 #include "util/result.h"
 
 namespace xm::ccl {
+
+// The byte stream to a peer, cut into stripes dealt over the rails (defaults of the settings).
+constexpr size_t kDefaultStripeBytes = 256 << 10;  // XCCL_TCP_STRIPE_BYTES
+constexpr size_t kDefaultWindowBytes = 8 << 20;    // XCCL_TCP_WINDOW_BYTES: how far a sender runs ahead of its peer
 
 // Failover and failback thresholds (docs/xccl.md says how they were chosen).
 struct RailPolicy {

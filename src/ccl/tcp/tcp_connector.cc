@@ -116,7 +116,7 @@ TcpLink* TcpConnector::make_link(int peer) {
     spares.push_back(setup_.rails[r].spare || theirs[r].spare);
   }
   auto link = std::make_unique<TcpLink>(setup_.rank, peer, std::move(p.sockets), weights, spares, setup_.stripe_bytes,
-                                        setup_.staging_bytes, setup_.policy);
+                                        setup_.window_bytes, setup_.policy);
   pending_.erase(peer);
   XCCL_LOG(LogLevel::kTrace, Subsys::kNet, setup_.rank,
            "connected to rank " + std::to_string(peer) + " over " + std::to_string(weights.size()) + " rail(s)");

@@ -1,6 +1,6 @@
 // TCP connections on demand. A rank connects to a peer only when a step first needs it
 // (LazyTcpLink stands in until then), so a job of thousands of ranks holds sockets and
-// staging buffers only for the peers its algorithms talk to. Of each pair, the higher rank
+// windows only for the peers its algorithms talk to. Of each pair, the higher rank
 // dials, one connection per rail, rail-affine; the lower admits through a gate on its rail
 // listeners, which stay open until every peer is connected (for good with two rails or
 // more, to take a failed rail back). Both sides move in non-blocking

@@ -147,8 +147,8 @@ struct TcpSetup {
   std::map<int, std::vector<Rail>> peers;       // peers to reach over TCP, and their rails
   net::Secret secret;
   net::Clock::time_point deadline;
-  size_t stripe_bytes = 256 << 10;
-  size_t staging_bytes = 8 << 20;  // the link's window (XCCL_TCP_WINDOW_BYTES)
+  size_t stripe_bytes = kDefaultStripeBytes;
+  size_t window_bytes = kDefaultWindowBytes;
   RailPolicy policy;
 };
 
