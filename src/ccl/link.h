@@ -40,7 +40,9 @@ class Link {
   virtual void consume(size_t bytes) = 0;
   // Copies up to `bytes` of the incoming stream straight into dst when the link can
   // without a view (bytes it copies out of the peer's memory itself: cross-memory
-  // attach), and consumes them; 0 when it cannot now, and the caller reads readable().
+  // attach), and consumes them; 0 when it cannot now, and the caller reads readable()
+  // (which may come back empty while bytes that arrived meanwhile wait for the next
+  // receive_into: the caller polls again).
   virtual size_t receive_into(std::byte* /*dst*/, size_t /*bytes*/) { return 0; }
   // Streams in memory both ends map (shared memory): readable() gives whole elements at
   // their natural alignment, and reserve()/commit() let a relay write the outgoing

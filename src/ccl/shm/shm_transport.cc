@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <utility>
 
 #include "ccl/net/auth.h"
 #include "ccl/shm/cross_memory.h"
@@ -282,11 +283,12 @@ bool ShmLink::fill_bounce() {
 }
 
 std::span<const std::byte> ShmLink::readable() {
+  const bool copier = std::exchange(copier_waiting_, false);
   if (frame_left_ == 0 && !next_frame()) return {};
   switch (frame_) {
     case Frame::kDescriptor: return {in_place_, size_t(frame_left_)};
     case Frame::kRemote:
-      if (bounce_at_ == bounce_end_ && !fill_bounce()) return {};
+      if (bounce_at_ == bounce_end_ && (copier || !fill_bounce())) return {};
       return {bounce_.data() + bounce_at_, bounce_end_ - bounce_at_};
     default: {
       std::span<const std::byte> v = in_.readable();
@@ -309,7 +311,7 @@ void ShmLink::consume(size_t bytes) {
 }
 
 size_t ShmLink::receive_into(std::byte* dst, size_t bytes) {
-  if (frame_left_ == 0 && !next_frame()) return 0;
+  if (frame_left_ == 0 && !next_frame()) return (copier_waiting_ = true, 0);
   if (frame_ != Frame::kRemote || bounce_at_ != bounce_end_) return 0;  // a view serves these
   size_t n = size_t(std::min<uint64_t>({bytes, frame_left_, kMaxRemoteRead}));
   if (Status st = read_memory_of(peer_pid_, remote_next_, dst, n); !st) {
