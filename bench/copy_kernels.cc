@@ -5,7 +5,8 @@
 //
 // For each size (64 KiB, 1 MiB, 16 MiB by default) and each kernel — memcpy (what the
 // shared-memory FIFOs and local copies use), copy_streaming (large write-only outputs),
-// and the reduction of every type (sum; dst = a op b, the shape every reduce step has) —
+// the kernel's cross-memory read (process_vm_readv, how a plain buffer crosses between
+// ranks; here out of this process itself) and the reduction of every type (sum; dst = a op b, the shape every reduce step has) —
 // it times the kernel with the source 16 bytes into a page (where malloc's large blocks
 // start) and the destination 0, 16, 64, 512, 2048 and 4032 bytes past the source's page
 // offset, and with both page-aligned, and prints GB/s (bytes of dst written per second)
@@ -23,8 +24,11 @@
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "ccl/copy.h"
 #include "ccl/reduce.h"
+#include "ccl/shm/cross_memory.h"
 
 namespace {
 
@@ -111,6 +115,11 @@ int main(int argc, char** argv) {
        [](std::byte* d, const std::byte* s, const std::byte*, size_t n, DataType) {
          copy_streaming(d, s, n);
          streaming_fence();
+       },
+       DataType::kUint8},
+      {"cross-memory read", 1,
+       [](std::byte* d, const std::byte* s, const std::byte*, size_t n, DataType) {
+         if (!read_memory_of(::getpid(), uint64_t(reinterpret_cast<uintptr_t>(s)), d, n)) std::abort();
        },
        DataType::kUint8}};
   for (DataType t : {DataType::kInt8, DataType::kUint8, DataType::kInt32, DataType::kInt64, DataType::kFloat16,
