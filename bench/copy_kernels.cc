@@ -6,8 +6,8 @@
 // For each size (64 KiB, 1 MiB, 16 MiB by default) and each kernel — memcpy (what the
 // shared-memory FIFOs and local copies use), copy_streaming (large write-only outputs),
 // the kernel's cross-memory read (process_vm_readv, how a plain buffer crosses between
-// ranks; here out of this process itself) and the reduction of every type (sum; dst = a op b, the shape every reduce step has) —
-// it times the kernel with the source 16 bytes into a page (where malloc's large blocks
+// ranks; here out of this process itself) and the reduction of every type (sum;
+// dst = a op b, the shape every reduce step has) — it times the kernel with the source 16 bytes into a page (where malloc's large blocks
 // start) and the destination 0, 16, 64, 512, 2048 and 4032 bytes past the source's page
 // offset, and with both page-aligned, and prints GB/s (bytes of dst written per second)
 // and slowest / fastest. One thread; each figure is the best call of --rounds rounds
@@ -16,6 +16,8 @@
 // cache where they fit), so a placement effect shows undiluted. A kernel whose speed depended on placement would show it here
 // before any collective did (4 KiB aliasing between loads and stores in flight, fast-string
 // microcode that slows for some source/destination distances).
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -23,8 +25,6 @@
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
 
 #include "ccl/copy.h"
 #include "ccl/reduce.h"

@@ -43,10 +43,11 @@ struct Options {
   std::vector<std::string> collectives = {"all_reduce", "all_gather", "reduce_scatter", "alltoall"};
 };
 
-// (send, receive) page offsets; the last one repeats the first, as the noise control.
-constexpr std::pair<size_t, size_t> kPlaces[] = {{16, 16},  {16, 32}, {16, 80}, {16, 528},
-                                                 {16, 2064}, {16, 4048}, {0, 0},   {16, 16}};
-constexpr size_t kNumPlaces = std::size(kPlaces) - 1, kRuns = std::size(kPlaces);
+// (send, receive) page offsets.
+constexpr std::pair<size_t, size_t> kPlaces[] = {{16, 16}, {16, 32}, {16, 80}, {16, 528}, {16, 2064}, {16, 4048}, {0, 0}};
+constexpr size_t kNumPlaces = std::size(kPlaces);
+// Runs per round: every placement, then the first one again (the noise control).
+constexpr size_t kRuns = kNumPlaces + 1;
 
 [[noreturn]] void usage(const std::string& why) {
   std::fprintf(stderr,
@@ -100,10 +101,8 @@ int run_rank(const Options& o, xcclComm_t comm, int rank) {
     const bool scaled = c != Collective::kAllReduce;
     if (rank == 0) {
       std::printf("\n### %s, %d ranks\n\n| size |", name.c_str(), n);
-      for (size_t p = 0; p < kNumPlaces; ++p) {
-        auto [s, r] = kPlaces[p];
+      for (auto [s, r] : kPlaces)
         std::printf(" %s |", s == 0 && r == 0 ? "both page-aligned" : ("recv +" + std::to_string(r - s)).c_str());
-      }
       std::printf(" slowest / fastest | same placement twice |\n|---:|");
       for (size_t p = 0; p < kNumPlaces; ++p) std::printf("---:|");
       std::printf("---:|---:|\n");
@@ -118,8 +117,8 @@ int run_rank(const Options& o, xcclComm_t comm, int rank) {
       std::vector<std::vector<double>> busbw(kRuns);
       for (int round = 0; round < o.rounds; ++round)
         for (size_t p = 0; p < kRuns; ++p) {
-          const void* in = send.at(kPlaces[p].first);
-          void* out = recv.at(kPlaces[p].second);
+          const void* in = send.at(kPlaces[p % kNumPlaces].first);
+          void* out = recv.at(kPlaces[p % kNumPlaces].second);
           for (int i = 0; i < (round == 0 ? o.warmup : 1); ++i)
             if (launch_collective(a, in, out, comm) != xcclSuccess) return 1;
           double t = 0;
@@ -133,14 +132,12 @@ int run_rank(const Options& o, xcclComm_t comm, int rank) {
         }
       if (rank != 0) continue;
       std::printf("| %zu KiB |", bytes >> 10);
-      double lo = 1e30, hi = 0;
-      for (size_t p = 0; p < kNumPlaces; ++p) {
-        double m = bench::median(busbw[p]);
-        lo = std::min(lo, m), hi = std::max(hi, m);
-        std::printf(" %.2f |", m);
-      }
-      const double first = bench::median(busbw.front()), again = bench::median(busbw.back());
-      std::printf(" %.2f | %.2f |\n", lo / hi, std::min(first, again) / std::max(first, again));
+      std::vector<double> median(kRuns);
+      for (size_t p = 0; p < kRuns; ++p) median[p] = bench::median(busbw[p]);
+      for (size_t p = 0; p < kNumPlaces; ++p) std::printf(" %.2f |", median[p]);
+      auto [lo, hi] = std::minmax_element(median.begin(), median.begin() + kNumPlaces);
+      const double first = median.front(), again = median.back();
+      std::printf(" %.2f | %.2f |\n", *lo / *hi, std::min(first, again) / std::max(first, again));
       std::fflush(stdout);
     }
   }

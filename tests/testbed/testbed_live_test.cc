@@ -22,6 +22,7 @@
 #include "ccl/net/socket.h"
 #include "ccl/tcp/rail_health.h"
 #include "common/shell.h"
+#include "testbed/plan.h"
 #include "testbed/system.h"
 
 namespace {
@@ -470,12 +471,12 @@ TEST_F(Testbed, DataThatCannotLeaveANicWithoutCarrierIsSeenStuck) {
   auto deadline = net::Clock::now() + std::chrono::seconds(5);
   uint16_t port = 0;
   xm::Result<net::Fd> listener = [&] {
-    auto in = xm::testbed::NetnsGuard::enter("xm-" + name_ + "-h0");
+    auto in = xm::testbed::NetnsGuard::enter(xm::testbed::netns_prefix(name_) + "h0");
     return in ? net::listen_on("10.77.0.1", 0, &port) : xm::Result<net::Fd>(in.error());
   }();
   ASSERT_TRUE(listener.ok()) << listener.error().message;
   xm::Result<net::Fd> sender = [&] {
-    auto in = xm::testbed::NetnsGuard::enter("xm-" + name_ + "-h1");
+    auto in = xm::testbed::NetnsGuard::enter(xm::testbed::netns_prefix(name_) + "h1");
     return in ? net::connect_to(net::Endpoint{"10.77.0.1", port}, deadline, "10.77.0.2") : xm::Result<net::Fd>(in.error());
   }();
   ASSERT_TRUE(sender.ok()) << sender.error().message;
