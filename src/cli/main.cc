@@ -1,6 +1,7 @@
 // xm: the xingmai command line. Thin: parses, then calls the libraries.
 #include <CLI/CLI.hpp>
 
+#include "cli/ops_command.h"
 #include "cli/sim_command.h"
 #include "cli/testbed_command.h"
 #include "cli/topo_command.h"
@@ -12,6 +13,7 @@ int main(int argc, char** argv) {
   xm::cli::add_topo_commands(app, exit_code);
   xm::cli::add_sim_commands(app, exit_code);
   xm::cli::add_testbed_commands(app, exit_code);
+  xm::cli::add_ops_commands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
