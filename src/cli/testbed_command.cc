@@ -1,10 +1,12 @@
 #include "cli/testbed_command.h"
 
+#include <chrono>
 #include <iostream>
 #include <memory>
 #include <optional>
 
 #include "testbed/launcher.h"
+#include "testbed/daemons.h"
 #include "testbed/lifecycle.h"
 #include "testbed/plan.h"
 #include "testbed/probe.h"
@@ -44,7 +46,7 @@ std::optional<Plan> load(const std::string& cmd, const std::string& name, int& e
 void add_up(CLI::App& tb, int& exit_code) {
   struct Args {
     std::string spec, name = "tb", rate, spine_rate;
-    uint32_t hosts = 4, rails = 2, subnet = kDefaultSubnet, mtu = kDefaultMtu;
+    uint32_t hosts = 4, rails = 2, spines = kDefaultSpines, subnet = kDefaultSubnet, mtu = kDefaultMtu;
     bool replace = false;
   };
   auto a = std::make_shared<Args>();
@@ -57,7 +59,10 @@ void add_up(CLI::App& tb, int& exit_code) {
                   "line rate of every NIC, tc units (400mbit, 1gbit); default: the spec's NIC speed scaled 1:1000, "
                   "so 400 Gbit/s becomes 400mbit");
   cmd->add_option("--spine-rate", a->spine_rate,
-                  "rate of each ToR-spine link; default: the sum of the rail's NICs (non-blocking); less oversubscribes");
+                  "rate of each ToR-spine link; default: the ToR's NIC rates over its uplinks (non-blocking); less "
+                  "oversubscribes");
+  cmd->add_option("--spines", a->spines, "spine routers, for a spec without a spine tier; every ToR has a link to each")
+      ->capture_default_str();
   cmd->add_option("--subnet", a->subnet, "second octet S of the addresses 10.S.rail.host")->capture_default_str();
   cmd->add_option("--mtu", a->mtu, "MTU of every link")->capture_default_str();
   cmd->add_flag("--replace", a->replace, "remove a testbed of the same name first");
@@ -67,6 +72,7 @@ void add_up(CLI::App& tb, int& exit_code) {
     opts.name = a->name;
     opts.subnet = a->subnet;
     opts.mtu = a->mtu;
+    opts.spines = a->spines;
     if (Status s = check_name(a->name); !s) return void(fail(c, s.message(), 2, exit_code));
     if (!a->rate.empty()) {
       Result<uint64_t> r = parse_rate(a->rate);
@@ -95,18 +101,23 @@ void add_up(CLI::App& tb, int& exit_code) {
       cluster = simple_spec(a->hosts, a->rails);
       source = "--hosts " + std::to_string(a->hosts) + " --rails " + std::to_string(a->rails);
     }
-    Result<Plan> plan = make_plan(cluster, source, opts);
-    if (!plan) return void(fail(c, plan.error().message, 2, exit_code));
+    Result<Layout> layout = make_layout(cluster, source, opts);
+    if (!layout) return void(fail(c, layout.error().message, 2, exit_code));
     if (!is_root()) return void(fail(c, root_required().message, 1, exit_code));
-    if (Status s = up(*plan, a->replace); !s) return void(fail(c, s.message(), 1, exit_code));
-    const Plan& p = *plan;
-    std::cout << "testbed " << p.name << " is up: " << p.hosts.size() << " hosts × " << p.rails.size()
-              << " rails, NICs at " << rate_string(p.hosts[0].nics[0].rate_bps) << ", spine links at "
-              << rate_string(p.rails[0].rate_bps) << ", MTU " << p.mtu << "\n"
-              << "  hosts   " << p.hosts.front().netns << (p.hosts.size() > 1 ? " … " + p.hosts.back().netns : "")
+    auto start = std::chrono::steady_clock::now();
+    if (Status s = up(*layout, a->replace); !s) return void(fail(c, s.message(), 1, exit_code));
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const Plan& p = layout->plan;
+    size_t spines = p.switches.size() - p.rails.size();
+    std::cout << "testbed " << p.name << " is up in " << trimmed(seconds, 3) << " s: " << p.hosts.size() << " hosts × "
+              << p.rails.size() << " rails, " << p.rails.size() << " ToRs, " << spines << " spines; NICs at "
+              << rate_string(p.hosts[0].nics[0].rate_bps) << ", ToR-spine links at " << rate_string(p.uplinks[0].rate_bps)
+              << ", MTU " << p.mtu << "\n"
+              << "  hosts     " << p.hosts.front().netns << (p.hosts.size() > 1 ? " … " + p.hosts.back().netns : "")
               << ", NIC r of host i at 10." << p.subnet << ".r.(i+1)/24\n"
-              << "  ToRs    " << p.fabric_netns << " (bridges tor<r>)\n"
-              << "  spine   " << p.spine_netns << " (router at 10." << p.subnet << ".r.254)\n"
+              << "  switches  " << p.switches.front().netns << " … " << p.switches.back().netns
+              << " (FRR: eBGP, ECMP, BFD; rail r's gateway 10." << p.subnet << ".r.254)\n"
+              << "  plan      " << plan_dir(p.name) << " (xm ops plan --check " << plan_dir(p.name) << ")\n"
               << "next: xm testbed status --name " << p.name << " | xm testbed run --name " << p.name
               << " -- CMD | xm testbed down --name " << p.name << "\n";
   });
@@ -164,7 +175,7 @@ void add_fault(CLI::App& tb, int& exit_code) {
   CLI::App* cmd = tb.add_subcommand("fault", "cut, restore or re-rate one link");
   add_name_option(cmd, a->name);
   auto* link = cmd->add_option("--link", a->link, "a host's link: h<i>/nic<r>");
-  cmd->add_option("--spine", a->spine, "the spine link of rail r")->excludes(link);
+  cmd->add_option("--spine", a->spine, "every ToR-spine link of rail r's ToR")->excludes(link);
   auto* down = cmd->add_flag("--down", a->down, "cut the link (the ToR port goes down; the NIC loses carrier)");
   auto* up = cmd->add_flag("--up", a->up, "restore it")->excludes(down);
   cmd->add_option("--rate", a->rate, "new rate for both directions, tc units (200mbit)")->excludes(down)->excludes(up);

@@ -30,7 +30,8 @@ class Planner {
     const topo::Derived& d = f_.derived();
     host_block_ = std::max<uint32_t>(256, std::bit_ceil(d.tor_down_ports + 3));
     uint32_t tors = f_.count(NodeKind::kTor);
-    uint64_t host_pool = uint64_t{tors} * host_block_;
+    uint64_t slots = uint64_t{plan_.spec.fabric.planes} * d.segments * labels_per_segment();
+    uint64_t host_pool = slots * host_block_;
     uint32_t host_base = 10u << 24 | o_.subnet << 16;
     if (host_base + host_pool > kHostPoolEnd)
       return Error{"fabric: " + std::to_string(tors) + " ToRs need " + std::to_string(host_pool >> 8) +
@@ -50,11 +51,30 @@ class Planner {
     const topo::Node& n = f_.node(id);
     const topo::Derived& d = f_.derived();
     switch (n.kind) {
-      case NodeKind::kTor: return (d.segments > 1 ? "s" + std::to_string(n.group) + "-" : "") + "tor" + std::to_string(n.local);
+      case NodeKind::kTor: return (d.segments > 1 ? "s" + std::to_string(n.group) + "-" : "") + "tor" + std::to_string(tor_label(n));
       case NodeKind::kAgg: return (d.pods > 1 ? "pod" + std::to_string(n.group) + "-" : "") + "spine" + std::to_string(n.local);
       case NodeKind::kCore: return "core" + std::to_string(n.group * std::max(1u, d.cores_per_group) + n.local);
       default: return {};
     }
+  }
+
+  // A ToR's number in its segment: on a rail-optimized fabric its rail's number (times
+  // the ToRs each rail has per segment), so rail r's ToR is tor<r> even when the spec
+  // skips rail numbers; else its slot.
+  uint32_t tor_label(const topo::Node& n) const {
+    const topo::Derived& d = f_.derived();
+    if (plan_.spec.fabric.kind != topo::FabricKind::kRailOptimized) return n.local;
+    return d.rails[n.local / d.ports_per_plane] * d.ports_per_plane + n.local % d.ports_per_plane;
+  }
+  uint32_t labels_per_segment() const {
+    const topo::Derived& d = f_.derived();
+    if (plan_.spec.fabric.kind != topo::FabricKind::kRailOptimized) return d.tors_per_segment;
+    return (d.rails.back() + 1) * d.ports_per_plane;
+  }
+  // Where a ToR's host subnet sits in the pool: by plane, segment and label, so rail r's
+  // ToR of a one-segment fabric routes 10.S.r.0/24.
+  uint32_t subnet_slot(const topo::Node& n) const {
+    return (n.plane * f_.derived().segments + n.group) * labels_per_segment() + tor_label(n);
   }
 
   std::string switch_name(NodeId id) const {
@@ -95,7 +115,7 @@ class Planner {
       if (rail) tor.rail = d.rails[n.local / d.ports_per_plane];
       tor.asn = kFirstAsn + 1 + s.fabric.planes * pods + t;
       tor.loopback = Ipv4{loopback++};
-      Prefix prefix{Ipv4{host_base + t * host_block_}, uint8_t(32 - std::countr_zero(host_block_))};
+      Prefix prefix{Ipv4{host_base + subnet_slot(n) * host_block_}, uint8_t(32 - std::countr_zero(host_block_))};
       tor.subnet = HostSubnet{prefix, Ipv4{prefix.base.value + host_block_ - 2},
                               rail ? "rail" + std::to_string(tor.rail) : "hosts"};
       add_device(id, std::move(tor));

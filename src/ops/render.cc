@@ -103,6 +103,35 @@ std::vector<std::pair<std::string, std::string>> host_sysctls() {
           {"net.ipv4.conf.all.ignore_routes_with_linkdown", "1"}};
 }
 
+std::vector<std::string> host_nic_commands(const FabricPlan& plan, const HostNic& n) {
+  const std::string dev = n.port->name, src = to_string(n.address.base), table = std::to_string(n.table);
+  return {"link set dev " + dev + " mtu " + std::to_string(plan.options.mtu) + " up",
+          "address replace " + to_string(n.address) + " dev " + dev,
+          "route replace " + to_string(n.subnet) + " dev " + dev + " src " + src + " table " + table,
+          "route replace default via " + to_string(n.gateway) + " dev " + dev + " src " + src + " table " + table,
+          "route replace unreachable default metric 4294967295 table " + table,
+          "rule add from " + src + " lookup " + table + " priority " + std::to_string(n.rule_priority)};
+}
+
+std::vector<std::string> switch_commands(const FabricPlan& plan, const Device& sw) {
+  const std::string mtu = std::to_string(plan.options.mtu);
+  std::vector<std::string> out{"link set dev lo up", "address add " + to_string(Prefix{sw.loopback, 32}) + " dev lo"};
+  for (const Port* p : fabric_ports(sw)) {
+    out.push_back("link set dev " + p->name + " mtu " + mtu);
+    out.push_back("address add " + to_string(*p->address) + " dev " + p->name);
+    out.push_back("link set dev " + p->name + " up");
+  }
+  if (sw.subnet) {
+    const std::string& br = sw.subnet->bridge;
+    // No STP (a ToR's host ports form no loop), no multicast snooping (its own reports).
+    out.push_back("link add " + br + " mtu " + mtu + " type bridge stp_state 0 forward_delay 0 mcast_snooping 0");
+    for (const Port* p : host_ports(sw)) out.push_back("link set dev " + p->name + " mtu " + mtu + " master " + br + " up");
+    out.push_back("address add " + to_string(Prefix{sw.subnet->gateway, sw.subnet->prefix.length}) + " dev " + br);
+    out.push_back("link set dev " + br + " up");
+  }
+  return out;
+}
+
 std::string host_script(const FabricPlan& plan, const Device& host) {
   const PlanOptions& opt = plan.options;
   std::ostringstream o;
@@ -110,16 +139,12 @@ std::string host_script(const FabricPlan& plan, const Device& host) {
   o << "set -e\n\n";
   for (const auto& [key, value] : host_sysctls()) o << "sysctl -qw " << key << '=' << value << '\n';
   for (const HostNic& n : host_nics(plan, host)) {
-    const std::string dev = n.port->name, src = to_string(n.address.base);
-    o << "\n# " << dev << " (rail " << rail_text(n.port->rail) << ") to " << n.port->peer_device << " port "
+    o << "\n# " << n.port->name << " (rail " << rail_text(n.port->rail) << ") to " << n.port->peer_device << " port "
       << n.port->peer_port << "\n";
-    o << "ip link set dev " << dev << " mtu " << opt.mtu << " up\n";
-    o << "ip address replace " << to_string(n.address) << " dev " << dev << '\n';
-    o << "ip route replace " << to_string(n.subnet) << " dev " << dev << " src " << src << " table " << n.table << '\n';
-    o << "ip route replace default via " << to_string(n.gateway) << " dev " << dev << " src " << src << " table "
-      << n.table << '\n';
-    o << "ip rule del priority " << n.rule_priority << " 2>/dev/null || true\n";
-    o << "ip rule add from " << src << " lookup " << n.table << " priority " << n.rule_priority << '\n';
+    for (const std::string& line : host_nic_commands(plan, n)) {
+      if (line.starts_with("rule add")) o << "ip rule del priority " << n.rule_priority << " 2>/dev/null || true\n";
+      o << "ip " << line << '\n';
+    }
   }
   // RoCE needs a lossless class: trust DSCP, PFC on one priority, ECN marking and
   // notification (DCQCN) on it, and RDMA-CM traffic sent with that class.

@@ -38,6 +38,16 @@ std::vector<HostNic> host_nics(const FabricPlan& plan, const Device& host);
 // loose reverse-path filtering, and no route over a NIC without carrier.
 std::vector<std::pair<std::string, std::string>> host_sysctls();
 
+// What a host runs for one NIC, as `ip` commands without the leading "ip" (the form
+// `ip -batch` reads): MTU and state, address, the rail's table (its subnet, the gateway
+// for the rest, and "unreachable" under both, so a NIC without carrier fails fast
+// instead of leaking into the main table), and the rule that selects it by source.
+std::vector<std::string> host_nic_commands(const FabricPlan& plan, const HostNic& nic);
+
+// What a switch runs once its ports exist, in the same form: loopback, fabric port
+// addresses and MTU, and on a ToR the bridge of host ports holding the gateway.
+std::vector<std::string> switch_commands(const FabricPlan& plan, const Device& sw);
+
 std::string host_script(const FabricPlan& plan, const Device& host);
 std::string switch_interfaces(const FabricPlan& plan, const Device& sw);
 std::string frr_conf(const FabricPlan& plan, const Device& sw);

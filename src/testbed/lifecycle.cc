@@ -11,6 +11,8 @@
 #include <sstream>
 #include <thread>
 
+#include "ops/plan_dir.h"
+#include "testbed/daemons.h"
 #include "testbed/setup.h"
 #include "testbed/state.h"
 #include "testbed/status.h"
@@ -45,6 +47,8 @@ Result<Removed> remove_testbed(const std::string& name) {
   for (const std::string& ns : removed.namespaces) del.lines.push_back("netns del " + ns);
   if (Status s = run_batch(del); !s) return Error{"removing testbed " + name + ": " + s.message()};
   remove_state(name);
+  std::error_code ec;
+  std::filesystem::remove_all(runtime_dir(name), ec);  // the plan, daemon sockets and logs
   return removed;
 }
 
@@ -76,21 +80,30 @@ Status wait_links(const std::vector<std::pair<std::string, std::string>>& links,
   }
 }
 
-Status build(const Plan& plan) {
+// Every cable's two ends: (namespace, interface).
+std::vector<std::pair<std::string, std::string>> cable_ends(const Plan& plan) {
+  std::vector<std::pair<std::string, std::string>> ends;
+  for (const HostPlan& h : plan.hosts)
+    for (const NicPlan& n : h.nics) ends.push_back({h.netns, n.ifname}), ends.push_back({plan.netns_of(n.tor), n.fabric_port});
+  for (const UplinkPlan& u : plan.uplinks)
+    ends.push_back({plan.netns_of(u.tor), u.tor_port}), ends.push_back({plan.netns_of(u.spine), u.spine_port});
+  return ends;
+}
+
+Status build(const Layout& layout) {
+  const Plan& plan = layout.plan;
   if (Status s = save_state(plan); !s) return s;
+  if (Status s = ops::write_plan_dir(layout.fabric, plan_dir(plan.name)); !s) return s;
   if (Status s = run_batch(create_namespaces(plan)); !s) return s;
-  if (Status s = write_sysctls(plan.fabric_netns, fabric_sysctls()); !s) return s;
-  if (Status s = write_sysctls(plan.spine_netns, spine_sysctls()); !s) return s;
+  for (const SwitchPlan& sw : plan.switches)
+    if (Status s = write_sysctls(sw.netns, switch_sysctls()); !s) return s;
   for (const HostPlan& h : plan.hosts)
     if (Status s = write_sysctls(h.netns, host_sysctls()); !s) return s;
-  for (const Batch& b : setup_batches(plan))
+  for (const Batch& b : setup_batches(plan, layout.fabric))
     if (Status s = run_batch(b); !s) return s;
-  std::vector<std::pair<std::string, std::string>> links;
-  for (const HostPlan& h : plan.hosts)
-    for (const NicPlan& n : h.nics) links.push_back({h.netns, n.ifname}), links.push_back({plan.fabric_netns, n.fabric_port});
-  for (const RailPlan& r : plan.rails)
-    links.push_back({plan.fabric_netns, r.uplink}), links.push_back({plan.spine_netns, r.spine_ifname});
-  return wait_links(links, true);
+  if (Status s = wait_links(cable_ends(plan), true); !s) return s;
+  if (Status s = start_daemons(plan); !s) return s;
+  return wait_for_routes(plan, std::chrono::seconds(60));
 }
 
 }  // namespace
@@ -98,15 +111,17 @@ Status build(const Plan& plan) {
 std::vector<std::string> existing_testbeds() {
   std::set<std::string> names;
   for (const std::string& n : state_names()) names.insert(n);
-  static const std::regex ours("xm-([a-z][a-z0-9]{0,7})-(fab|spine|h[0-9]+)");
+  static const std::regex ours("xm-([a-z][a-z0-9]{0,7})-(fab|spine|spine[0-9]+|tor[0-9]+|h[0-9]+)");
   std::smatch m;
   for (const std::string& ns : list_netns())
     if (std::regex_match(ns, m, ours)) names.insert(m[1].str());
   return {names.begin(), names.end()};
 }
 
-Status up(const Plan& plan, bool replace) {
+Status up(const Layout& layout, bool replace) {
+  const Plan& plan = layout.plan;
   if (!is_root()) return root_required();
+  if (Status s = check_daemons_installed(); !s) return s;
   Result<StateLock> lock = StateLock::acquire();
   if (!lock) return Error{lock.error().message};
   std::vector<std::string> existing = namespaces_of(plan.name);
@@ -118,7 +133,7 @@ Status up(const Plan& plan, bool replace) {
                    "); remove it with `xm testbed down --name " + plan.name + "` or pass --replace"};
     if (Result<Removed> r = remove_testbed(plan.name); !r) return Error{r.error().message};
   }
-  if (Status s = build(plan); !s) {
+  if (Status s = build(layout); !s) {
     Result<Removed> r = remove_testbed(plan.name);
     return Error{s.message() + (r ? " (what was built has been removed)" : "; removing what was built also failed: " +
                                                                              r.error().message)};
@@ -153,26 +168,29 @@ Result<std::string> apply_fault(const std::string& name, const Fault& fault) {
   if (!loaded) return Error{loaded.error().message};
   Plan& plan = *loaded;
 
-  // The link's two ends: (namespace, device) on the host or spine side and on the ToR.
-  std::string near_ns, near_dev, what;
-  std::string tor_dev;
-  uint64_t* rate = nullptr;
+  // The cables: their ToR ends (what a fault acts on) and far ends, and their rates.
+  struct End {
+    std::string tor_ns, tor_dev, far_ns, far_dev;
+    uint64_t* rate;
+  };
+  std::vector<End> ends;
+  std::string what;
   if (fault.spine) {
-    RailPlan* r = plan.find_rail(*fault.spine);
-    if (!r) {
+    if (!plan.find_rail(*fault.spine)) {
       std::string rails;
       for (const RailPlan& x : plan.rails) rails += (rails.empty() ? "" : ", ") + std::to_string(x.rail);
       return Error{"testbed " + name + " has no rail " + std::to_string(*fault.spine) + " (rails: " + rails + ")"};
     }
-    near_ns = plan.spine_netns, near_dev = r->spine_ifname, tor_dev = r->uplink, rate = &r->rate_bps;
-    what = "spine link of rail " + std::to_string(r->rail);
+    for (UplinkPlan* u : plan.uplinks_of_rail(*fault.spine))
+      ends.push_back({plan.netns_of(u->tor), u->tor_port, plan.netns_of(u->spine), u->spine_port, &u->rate_bps});
+    what = "spine links of rail " + std::to_string(*fault.spine) + " (" + std::to_string(ends.size()) + ")";
   } else {
     const HostPlan* host = nullptr;
     NicPlan* n = plan.find_nic(fault.link, &host);
     if (!n)
       return Error{"testbed " + name + " has no link \"" + fault.link + "\": expected h<0.." +
                    std::to_string(plan.hosts.size() - 1) + ">/nic<rail>, e.g. h0/" + plan.hosts[0].nics[0].ifname};
-    near_ns = host->netns, near_dev = n->ifname, tor_dev = n->fabric_port, rate = &n->rate_bps;
+    ends.push_back({plan.netns_of(n->tor), n->fabric_port, host->netns, n->ifname, &n->rate_bps});
     what = host->name + "/" + n->ifname;
   }
 
@@ -180,23 +198,31 @@ Result<std::string> apply_fault(const std::string& name, const Fault& fault) {
     case FaultAction::kDown:
     case FaultAction::kUp: {
       bool up = fault.action == FaultAction::kUp;
-      Result<std::string> r =
-          run_command({"ip", "-n", plan.fabric_netns, "link", "set", tor_dev, up ? "up" : "down"});
-      if (!r) return Error{r.error().message};
-      // The near end (NIC or spine port) follows the ToR port once the kernel noticed.
-      if (Status s = wait_links({{near_ns, near_dev}, {plan.fabric_netns, tor_dev}}, up); !s) return Error{s.message()};
-      return what + (up ? " restored" : " cut (ToR port " + tor_dev + " down)");
+      std::vector<std::pair<std::string, std::string>> both;
+      for (const End& e : ends) {
+        Result<std::string> r = run_command({"ip", "-n", e.tor_ns, "link", "set", e.tor_dev, up ? "up" : "down"});
+        if (!r) return Error{r.error().message};
+        both.push_back({e.tor_ns, e.tor_dev}), both.push_back({e.far_ns, e.far_dev});
+      }
+      // The far end (NIC or spine port) follows the ToR port once the kernel noticed.
+      if (Status s = wait_links(both, up); !s) return Error{s.message()};
+      // A restored uplink is back when BGP is: its sessions up and its routes in again.
+      if (up && fault.spine)
+        if (Status s = wait_for_routes(plan, std::chrono::seconds(60)); !s) return Error{s.message()};
+      return what + (up ? " restored" : " cut (ToR port " + ends[0].tor_dev + (ends.size() > 1 ? " …" : "") + " down)");
     }
     case FaultAction::kRate:
       break;
   }
   // Rate: both directions, then the record.
-  Batch near{"tc", near_ns, {tbf_line(near_dev, fault.rate_bps, plan.mtu)}};
-  Batch far{"tc", plan.fabric_netns, {tbf_line(tor_dev, fault.rate_bps, plan.mtu)}};
-  if (Status s = run_batch(near); !s) return Error{s.message()};
-  if (Status s = run_batch(far); !s) return Error{s.message()};
-  uint64_t before = *rate;
-  *rate = fault.rate_bps;
+  uint64_t before = *ends[0].rate;
+  for (End& e : ends) {
+    if (Status s = run_batch(Batch{"tc", e.far_ns, {tbf_line(e.far_dev, fault.rate_bps, plan.mtu)}}); !s)
+      return Error{s.message()};
+    if (Status s = run_batch(Batch{"tc", e.tor_ns, {tbf_line(e.tor_dev, fault.rate_bps, plan.mtu)}}); !s)
+      return Error{s.message()};
+    *e.rate = fault.rate_bps;
+  }
   if (Status s = save_state(plan); !s) return Error{s.message()};
   return what + " rate " + rate_string(before) + " -> " + rate_string(fault.rate_bps);
 }

@@ -12,10 +12,12 @@
 
 namespace xm::testbed {
 
-// Builds the testbed of `plan`. A testbed of the same name (its state file or any of its
+// Builds the testbed of `layout`: writes its fabric plan, builds the namespaces and
+// cables, starts FRR and lldpd, and returns once every ToR routes to every other rail
+// over all its uplinks. A testbed of the same name (its state file or any of its
 // namespaces) is an error, unless `replace`, which removes it first. On failure what was
 // built is removed again and the error names the command that failed.
-Status up(const Plan& plan, bool replace);
+Status up(const Layout& layout, bool replace);
 
 struct Removed {
   std::vector<std::string> namespaces;  // deleted
@@ -29,8 +31,8 @@ struct Removed {
 // not an error.
 Result<Removed> down(const std::string& name);
 
-// Every testbed on the machine: by state file and by namespace name (xm-NAME-fab,
-// xm-NAME-spine, xm-NAME-h<i>). The names removed.
+// Every testbed on the machine: by state file and by namespace name (xm-NAME-tor<r>,
+// xm-NAME-spine<k>, xm-NAME-h<i>). The names removed.
 Result<std::vector<std::string>> down_all();
 
 // Testbeds that exist on the machine (state file or namespaces), sorted.
@@ -45,8 +47,9 @@ struct Fault {
   uint64_t rate_bps = 0;            // kRate
 };
 
-// Cuts (the ToR's port goes down, so the NIC loses carrier), restores, or re-rates (both
-// directions) one link of testbed `name`. Returns a line saying what was done.
+// Cuts (the ToR's port goes down, so the NIC or spine loses carrier), restores, or
+// re-rates (both directions) one NIC's link, or every uplink of a rail's ToR, of testbed
+// `name`. Returns a line saying what was done.
 Result<std::string> apply_fault(const std::string& name, const Fault& fault);
 
 }  // namespace xm::testbed

@@ -17,10 +17,6 @@ std::string mac(uint32_t rail, uint32_t host_byte) {
   return buf;
 }
 
-std::string address(uint32_t subnet, uint32_t rail, uint32_t host_octet) {
-  return "10." + std::to_string(subnet) + "." + std::to_string(rail) + "." + std::to_string(host_octet);
-}
-
 // "h12" -> 12; false for anything else.
 bool parse_indexed(std::string_view text, std::string_view prefix, uint32_t& value) {
   if (!text.starts_with(prefix) || text.size() == prefix.size()) return false;
@@ -56,12 +52,8 @@ topo::ClusterSpec simple_spec(uint32_t hosts, uint32_t rails) {
   return spec;
 }
 
-Result<Plan> make_plan(const topo::ClusterSpec& spec, const std::string& source, const PlanOptions& options) {
-  if (Status s = check_name(options.name); !s) return Error{s.message()};
-  if (options.subnet < 1 || options.subnet > 254)
-    return Error{"subnet octet " + std::to_string(options.subnet) + ": expected 1 to 254 (addresses 10.S.r.h)"};
-  if (options.mtu < 576 || options.mtu > 65000)
-    return Error{"MTU " + std::to_string(options.mtu) + ": expected 576 to 65000"};
+Result<topo::ClusterSpec> testbed_spec(const topo::ClusterSpec& spec, const std::string& source,
+                                       const PlanOptions& options) {
   if (spec.fabric.kind != topo::FabricKind::kRailOptimized)
     return Error{source + ": the testbed emulates rail-optimized fabrics; this spec is a " +
                  topo::to_string(spec.fabric.kind) + " fabric"};
@@ -69,6 +61,11 @@ Result<Plan> make_plan(const topo::ClusterSpec& spec, const std::string& source,
     return Error{source + ": " + std::to_string(spec.servers) + " servers; the testbed holds 1 to " +
                  std::to_string(kMaxHosts)};
   if (spec.server.nics.empty()) return Error{source + ": servers have no NICs"};
+  if (spec.fabric.planes != 1 || spec.server.nic_ports != 1)
+    return Error{source + ": fabric.planes: the testbed emulates one plane of single-port NICs"};
+  if (spec.fabric.tor.servers < spec.servers)
+    return Error{source + ": fabric.tor.servers: the testbed emulates one segment (every server on every rail's ToR)"};
+  if (spec.fabric.core) return Error{source + ": fabric.core: the testbed emulates two tiers (ToRs and spines)"};
   std::map<uint32_t, const topo::NicSpec*> by_rail;
   for (const topo::NicSpec& nic : spec.server.nics) {
     if (nic.rail > kMaxRail)
@@ -77,54 +74,102 @@ Result<Plan> make_plan(const topo::ClusterSpec& spec, const std::string& source,
     if (!by_rail.emplace(nic.rail, &nic).second)
       return Error{source + ": NICs " + by_rail[nic.rail]->name + " and " + nic.name + " share rail " +
                    std::to_string(nic.rail) + "; the testbed gives each server one NIC per rail"};
+    if (2 + std::to_string(spec.servers - 1).size() + nic.name.size() > 15)
+      return Error{source + ": NIC name " + nic.name + " is too long for the ToR's port name h<i>-" + nic.name +
+                   " (15 characters)"};
   }
+  topo::ClusterSpec out = spec;
+  if (!out.fabric.agg) {
+    if (options.spines < 1 || options.spines > 16)
+      return Error{"--spines " + std::to_string(options.spines) + ": expected 1 to 16"};
+    topo::AggTier agg;
+    agg.count = options.spines;
+    agg.tors = uint32_t(by_rail.size());
+    agg.ports = agg.tors;
+    out.fabric.agg = agg;
+    out.fabric.tor.uplinks = options.spines;
+    out.fabric.tor.ports = std::max(out.fabric.tor.ports, out.fabric.tor.servers + options.spines);
+  }
+  return out;
+}
 
-  Plan plan;
+Result<Layout> make_layout(const topo::ClusterSpec& spec, const std::string& source, const PlanOptions& options) {
+  if (Status s = check_name(options.name); !s) return Error{s.message()};
+  if (options.subnet < 1 || options.subnet > 254)
+    return Error{"subnet octet " + std::to_string(options.subnet) + ": expected 1 to 254 (addresses 10.S.r.h)"};
+  if (options.mtu < 1280 || options.mtu > 9216)
+    return Error{"MTU " + std::to_string(options.mtu) + ": expected 1280 to 9216"};
+  Result<topo::ClusterSpec> deployed = testbed_spec(spec, source, options);
+  if (!deployed) return deployed.error();
+  ops::PlanOptions fabric_options;
+  fabric_options.subnet = options.subnet;
+  fabric_options.mtu = options.mtu;
+  Result<ops::FabricPlan> fabric = ops::make_plan(*deployed, fabric_options);
+  if (!fabric) return Error{source + ": " + fabric.error().message};
+
+  Layout layout{Plan{}, std::move(fabric).value()};
+  Plan& plan = layout.plan;
   plan.name = options.name;
   plan.source = source;
   plan.subnet = options.subnet;
   plan.mtu = options.mtu;
-  std::string prefix = netns_prefix(options.name);
-  plan.fabric_netns = prefix + "fab";
-  plan.spine_netns = prefix + "spine";
-  for (uint32_t i = 0; i < spec.servers; ++i) {
+  const std::string prefix = netns_prefix(options.name);
+  std::map<std::string, uint64_t> tor_down_bps;
+  for (const ops::Device* h : layout.fabric.of_role(ops::Role::kHost)) {
     HostPlan host;
-    host.index = i;
-    host.name = "h" + std::to_string(i);
-    host.netns = prefix + host.name;
-    for (auto [rail, nic] : by_rail) {
+    host.index = uint32_t(plan.hosts.size());
+    host.name = h->name;
+    host.netns = prefix + h->name;
+    for (size_t k = 0; k < h->ports.size(); ++k) {
+      const ops::Port& port = h->ports[k];
+      const topo::NicSpec& nic = spec.server.nics[k];
       NicPlan n;
-      n.rail = rail;
-      n.device = nic->name;
-      n.ifname = "nic" + std::to_string(rail);
-      n.fabric_port = host.name + "-" + n.ifname;
-      n.address = address(options.subnet, rail, i + 1);
-      n.mac = mac(rail, i);
-      n.rate_bps = options.rate_bps ? options.rate_bps : static_cast<uint64_t>(nic->gbps * 1e6 + 0.5);
-      if (n.rate_bps < 8000) return Error{source + ": NIC " + nic->name + " is too slow to shape (" +
-                                          trimmed(nic->gbps) + " Gbit/s scales to under 8kbit)"};
+      n.rail = port.rail;
+      n.device = nic.name;
+      n.ifname = port.name;
+      n.tor = port.peer_device;
+      n.fabric_port = port.peer_port;
+      n.address = ops::to_string(port.address->base);
+      n.prefix = port.address->length;
+      n.mac = mac(port.rail, host.index);
+      n.rate_bps = options.rate_bps ? options.rate_bps : static_cast<uint64_t>(nic.gbps * 1e6 + 0.5);
+      if (n.rate_bps < 8000) return Error{source + ": NIC " + nic.name + " is too slow to shape (" +
+                                          trimmed(nic.gbps) + " Gbit/s scales to under 8kbit)"};
+      tor_down_bps[n.tor] += n.rate_bps;
       host.nics.push_back(std::move(n));
     }
+    std::sort(host.nics.begin(), host.nics.end(), [](const NicPlan& a, const NicPlan& b) { return a.rail < b.rail; });
     plan.hosts.push_back(std::move(host));
   }
-  size_t position = 0;  // of the rail in every host's NIC list
-  for (auto [rail, nic] : by_rail) {
-    RailPlan r;
-    r.rail = rail;
-    r.bridge = "tor" + std::to_string(rail);
-    r.uplink = r.bridge + "-spine";
-    r.spine_ifname = r.bridge;
-    r.address = address(options.subnet, rail, 254);
-    r.mac = mac(rail, 0xfe);
-    if (options.spine_rate_bps) {
-      r.rate_bps = options.spine_rate_bps;
-    } else {
-      for (const HostPlan& h : plan.hosts) r.rate_bps += h.nics[position].rate_bps;
+  for (ops::Role role : {ops::Role::kTor, ops::Role::kSpine})
+    for (const ops::Device* d : layout.fabric.of_role(role))
+      plan.switches.push_back(SwitchPlan{d->name, ops::to_string(role), prefix + d->name});
+  std::vector<const ops::Device*> tors = layout.fabric.of_role(ops::Role::kTor);
+  std::sort(tors.begin(), tors.end(), [](const ops::Device* a, const ops::Device* b) { return a->rail < b->rail; });
+  for (const ops::Device* t : tors) {
+    plan.rails.push_back(RailPlan{t->rail, t->name, t->subnet->bridge, ops::to_string(t->subnet->gateway)});
+    size_t up = 0;
+    for (const ops::Port& p : t->ports) up += p.address.has_value();
+    for (const ops::Port& p : t->ports) {
+      if (!p.address) continue;
+      UplinkPlan u;
+      u.rail = t->rail;
+      u.tor = t->name;
+      u.tor_port = p.name;
+      u.spine = p.peer_device;
+      u.spine_port = p.peer_port;
+      u.address = ops::to_string(p.address->base);
+      u.rate_bps = options.spine_rate_bps ? options.spine_rate_bps : tor_down_bps[t->name] / up;
+      plan.uplinks.push_back(std::move(u));
     }
-    plan.rails.push_back(std::move(r));
-    ++position;
   }
-  return plan;
+  return layout;
+}
+
+Result<Plan> make_plan(const topo::ClusterSpec& spec, const std::string& source, const PlanOptions& options) {
+  Result<Layout> layout = make_layout(spec, source, options);
+  if (!layout) return layout.error();
+  return std::move(layout->plan);
 }
 
 const NicPlan* Plan::find_nic(std::string_view link, const HostPlan** host_out) const {
@@ -152,14 +197,28 @@ const RailPlan* Plan::find_rail(uint32_t rail) const {
   return nullptr;
 }
 
-RailPlan* Plan::find_rail(uint32_t rail) {
-  return const_cast<RailPlan*>(static_cast<const Plan*>(this)->find_rail(rail));
+const SwitchPlan* Plan::find_switch(std::string_view name) const {
+  for (const SwitchPlan& s : switches)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+std::vector<UplinkPlan*> Plan::uplinks_of_rail(uint32_t rail) {
+  std::vector<UplinkPlan*> out;
+  for (UplinkPlan& u : uplinks)
+    if (u.rail == rail) out.push_back(&u);
+  return out;
 }
 
 std::vector<std::string> Plan::namespaces() const {
-  std::vector<std::string> out{fabric_netns, spine_netns};
+  std::vector<std::string> out;
+  for (const SwitchPlan& s : switches) out.push_back(s.netns);
   for (const HostPlan& h : hosts) out.push_back(h.netns);
   return out;
+}
+
+std::string Plan::netns_of(std::string_view device) const {
+  return netns_prefix(name) + std::string(device);
 }
 
 Tbf tbf_for(uint64_t rate_bps, uint32_t mtu) {

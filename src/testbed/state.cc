@@ -20,13 +20,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 json nic_json(const NicPlan& n) {
-  return {{"rail", n.rail},       {"device", n.device}, {"ifname", n.ifname}, {"fabric_port", n.fabric_port},
-          {"address", n.address}, {"mac", n.mac},       {"rate_bps", n.rate_bps}};
-}
-
-json rail_json(const RailPlan& r) {
-  return {{"rail", r.rail},       {"bridge", r.bridge}, {"uplink", r.uplink}, {"spine_ifname", r.spine_ifname},
-          {"address", r.address}, {"mac", r.mac},       {"rate_bps", r.rate_bps}};
+  return {{"rail", n.rail},       {"device", n.device}, {"ifname", n.ifname}, {"tor", n.tor},
+          {"fabric_port", n.fabric_port}, {"address", n.address}, {"prefix", n.prefix}, {"mac", n.mac},
+          {"rate_bps", n.rate_bps}};
 }
 
 }  // namespace
@@ -39,21 +35,20 @@ std::string state_dir() {
 std::string state_path(const std::string& name) { return state_dir() + "/" + name + ".json"; }
 
 std::string plan_to_json(const Plan& plan) {
-  json hosts = json::array(), rails = json::array();
+  json hosts = json::array(), switches = json::array(), rails = json::array(), uplinks = json::array();
   for (const HostPlan& h : plan.hosts) {
     json nics = json::array();
     for (const NicPlan& n : h.nics) nics.push_back(nic_json(n));
     hosts.push_back({{"index", h.index}, {"name", h.name}, {"netns", h.netns}, {"nics", nics}});
   }
-  for (const RailPlan& r : plan.rails) rails.push_back(rail_json(r));
-  json j = {{"name", plan.name},
-            {"source", plan.source},
-            {"subnet", plan.subnet},
-            {"mtu", plan.mtu},
-            {"fabric_netns", plan.fabric_netns},
-            {"spine_netns", plan.spine_netns},
-            {"hosts", hosts},
-            {"rails", rails}};
+  for (const SwitchPlan& s : plan.switches) switches.push_back({{"name", s.name}, {"role", s.role}, {"netns", s.netns}});
+  for (const RailPlan& r : plan.rails)
+    rails.push_back({{"rail", r.rail}, {"tor", r.tor}, {"bridge", r.bridge}, {"address", r.address}});
+  for (const UplinkPlan& u : plan.uplinks)
+    uplinks.push_back({{"rail", u.rail}, {"tor", u.tor}, {"tor_port", u.tor_port}, {"spine", u.spine},
+                       {"spine_port", u.spine_port}, {"address", u.address}, {"rate_bps", u.rate_bps}});
+  json j = {{"name", plan.name}, {"source", plan.source}, {"subnet", plan.subnet}, {"mtu", plan.mtu},
+            {"hosts", hosts},    {"switches", switches},  {"rails", rails},       {"uplinks", uplinks}};
   return j.dump(2) + "\n";
 }
 
@@ -65,8 +60,6 @@ Result<Plan> plan_from_json(const std::string& text, const std::string& source) 
     plan.source = j.at("source").get<std::string>();
     plan.subnet = j.at("subnet").get<uint32_t>();
     plan.mtu = j.at("mtu").get<uint32_t>();
-    plan.fabric_netns = j.at("fabric_netns").get<std::string>();
-    plan.spine_netns = j.at("spine_netns").get<std::string>();
     for (const json& h : j.at("hosts")) {
       HostPlan host;
       host.index = h.at("index").get<uint32_t>();
@@ -77,24 +70,32 @@ Result<Plan> plan_from_json(const std::string& text, const std::string& source) 
         nic.rail = n.at("rail").get<uint32_t>();
         nic.device = n.at("device").get<std::string>();
         nic.ifname = n.at("ifname").get<std::string>();
+        nic.tor = n.at("tor").get<std::string>();
         nic.fabric_port = n.at("fabric_port").get<std::string>();
         nic.address = n.at("address").get<std::string>();
+        nic.prefix = n.at("prefix").get<uint32_t>();
         nic.mac = n.at("mac").get<std::string>();
         nic.rate_bps = n.at("rate_bps").get<uint64_t>();
         host.nics.push_back(std::move(nic));
       }
       plan.hosts.push_back(std::move(host));
     }
-    for (const json& r : j.at("rails")) {
-      RailPlan rail;
-      rail.rail = r.at("rail").get<uint32_t>();
-      rail.bridge = r.at("bridge").get<std::string>();
-      rail.uplink = r.at("uplink").get<std::string>();
-      rail.spine_ifname = r.at("spine_ifname").get<std::string>();
-      rail.address = r.at("address").get<std::string>();
-      rail.mac = r.at("mac").get<std::string>();
-      rail.rate_bps = r.at("rate_bps").get<uint64_t>();
-      plan.rails.push_back(std::move(rail));
+    for (const json& s : j.at("switches"))
+      plan.switches.push_back(
+          SwitchPlan{s.at("name").get<std::string>(), s.at("role").get<std::string>(), s.at("netns").get<std::string>()});
+    for (const json& r : j.at("rails"))
+      plan.rails.push_back(RailPlan{r.at("rail").get<uint32_t>(), r.at("tor").get<std::string>(),
+                                    r.at("bridge").get<std::string>(), r.at("address").get<std::string>()});
+    for (const json& u : j.at("uplinks")) {
+      UplinkPlan up;
+      up.rail = u.at("rail").get<uint32_t>();
+      up.tor = u.at("tor").get<std::string>();
+      up.tor_port = u.at("tor_port").get<std::string>();
+      up.spine = u.at("spine").get<std::string>();
+      up.spine_port = u.at("spine_port").get<std::string>();
+      up.address = u.at("address").get<std::string>();
+      up.rate_bps = u.at("rate_bps").get<uint64_t>();
+      plan.uplinks.push_back(std::move(up));
     }
     if (Status s = check_name(plan.name); !s) return Error{source + ": " + s.message()};
     if (plan.hosts.empty() || plan.rails.empty()) return Error{source + ": no hosts or no rails"};

@@ -1,4 +1,4 @@
-// What a testbed looks like now: every NIC and spine link with its address, rate,
+// What a testbed looks like now: every NIC and ToR-spine link with its address, rate,
 // state and byte counters, read from the kernel (`ip -s -j link` in each namespace).
 #pragma once
 
@@ -24,7 +24,8 @@ struct Snapshot {
   Plan plan;
   // [host][nic], the host's end of the link: tx = sent by the host.
   std::vector<std::vector<LinkCounters>> nics;
-  // [rail], the spine's end: rx = into the spine from the ToR, tx = from the spine to it.
+  // [uplink], as if read at the spine's end: rx = into the spine from the ToR, tx = from
+  // the spine to it.
   std::vector<LinkCounters> spine;
 };
 

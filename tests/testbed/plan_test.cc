@@ -17,11 +17,13 @@
 namespace xm::testbed {
 namespace {
 
-Plan plan_of(uint32_t hosts, uint32_t rails, PlanOptions options = {}) {
-  Result<Plan> p = make_plan(simple_spec(hosts, rails), "test", options);
-  EXPECT_TRUE(p.ok()) << (p.ok() ? "" : p.error().message);
-  return p.ok() ? *p : Plan{};
+Layout layout_of(uint32_t hosts, uint32_t rails, PlanOptions options = {}) {
+  Result<Layout> l = make_layout(simple_spec(hosts, rails), "test", options);
+  EXPECT_TRUE(l.ok()) << (l.ok() ? "" : l.error().message);
+  return l.ok() ? *l : Layout{};
 }
+
+Plan plan_of(uint32_t hosts, uint32_t rails, PlanOptions options = {}) { return layout_of(hosts, rails, options).plan; }
 
 bool has_line(const std::vector<Batch>& batches, const std::string& netns, const std::string& line) {
   for (const Batch& b : batches)
@@ -38,8 +40,10 @@ TEST(Name, Checked) {
 
 TEST(Plan, AddressesAndNames) {
   Plan p = plan_of(4, 2);
-  EXPECT_EQ(p.fabric_netns, "xm-tb-fab");
-  EXPECT_EQ(p.spine_netns, "xm-tb-spine");
+  ASSERT_EQ(p.switches.size(), 4u);  // a ToR per rail, two spines
+  EXPECT_EQ(p.switches[1].netns, "xm-tb-tor1");
+  EXPECT_EQ(p.switches[3].netns, "xm-tb-spine1");
+  EXPECT_EQ(p.netns_of("spine0"), "xm-tb-spine0");
   ASSERT_EQ(p.hosts.size(), 4u);
   ASSERT_EQ(p.rails.size(), 2u);
   const NicPlan& n = p.hosts[3].nics[1];
@@ -50,9 +54,16 @@ TEST(Plan, AddressesAndNames) {
   EXPECT_EQ(n.mac, "02:78:6d:01:03:00");
   EXPECT_EQ(n.rate_bps, 400'000'000u);  // 400 Gbit/s scaled 1:1000
   EXPECT_EQ(p.rails[1].address, "10.77.1.254");
-  EXPECT_EQ(p.rails[1].bridge, "tor1");
-  EXPECT_EQ(p.rails[1].uplink, "tor1-spine");
-  EXPECT_EQ(p.rails[1].rate_bps, 1'600'000'000u);  // non-blocking: 4 × 400mbit
+  EXPECT_EQ(p.rails[1].tor, "tor1");
+  EXPECT_EQ(p.rails[1].bridge, "rail1");
+  EXPECT_EQ(n.tor, "tor1");
+  ASSERT_EQ(p.uplinks.size(), 4u);
+  const UplinkPlan& u = p.uplinks[3];
+  EXPECT_EQ(u.tor, "tor1");
+  EXPECT_EQ(u.tor_port, "spine1");
+  EXPECT_EQ(u.spine, "spine1");
+  EXPECT_EQ(u.spine_port, "tor1");
+  EXPECT_EQ(u.rate_bps, 800'000'000u);  // non-blocking: 4 × 400mbit over 2 uplinks
   EXPECT_EQ(p.find_nic("h3/nic1"), &p.hosts[3].nics[1]);
   EXPECT_EQ(p.find_nic("h4/nic0"), nullptr);
   EXPECT_EQ(p.find_nic("h0/nic2"), nullptr);
@@ -66,11 +77,12 @@ TEST(Plan, RatesSubnetAndInterfaceNameLengths) {
   o.subnet = 12;
   o.rate_bps = 200'000'000;
   o.spine_rate_bps = 100'000'000;
-  Plan p = plan_of(250, 16, o);
+  Layout l = layout_of(250, 16, o);
+  const Plan& p = l.plan;
   EXPECT_EQ(p.hosts[249].nics[15].address, "10.12.15.250");
   EXPECT_EQ(p.hosts[249].nics[15].rate_bps, 200'000'000u);
-  EXPECT_EQ(p.rails[15].rate_bps, 100'000'000u);
-  for (const Batch& b : setup_batches(p))
+  for (const UplinkPlan& u : p.uplinks) EXPECT_EQ(u.rate_bps, 100'000'000u);
+  for (const Batch& b : setup_batches(p, l.fabric))
     for (const std::string& line : b.lines) {
       // every interface name the commands create fits IFNAMSIZ (15 characters)
       for (const char* key : {"link add ", "peer name "}) {
@@ -96,55 +108,102 @@ TEST(Plan, SpecsItCannotEmulate) {
   PlanOptions bad;
   bad.subnet = 255;
   EXPECT_FALSE(make_plan(simple_spec(2, 1), "x", bad).ok());
+  topo::ClusterSpec planes = simple_spec(4, 2);
+  planes.fabric.planes = 2;
+  planes.server.nic_ports = 2;
+  r = make_plan(planes, "p.yaml", {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("fabric.planes"), std::string::npos) << r.error().message;
+  topo::ClusterSpec segments = simple_spec(4, 2);
+  segments.fabric.tor.servers = 2;
+  r = make_plan(segments, "s.yaml", {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("one segment"), std::string::npos) << r.error().message;
+  topo::ClusterSpec long_name = simple_spec(20, 1);
+  long_name.server.nics[0].name = "enp1s0f0np0xyz";
+  r = make_plan(long_name, "l.yaml", {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("too long"), std::string::npos) << r.error().message;
+  PlanOptions no_spines;
+  no_spines.spines = 0;
+  r = make_plan(simple_spec(2, 2), "x", no_spines);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("--spines"), std::string::npos) << r.error().message;
+}
+
+TEST(Plan, ASpecWithItsOwnSpineTierKeepsIt) {
+  topo::ClusterSpec spec = simple_spec(2, 2);
+  spec.fabric.tor.uplinks = 3;
+  spec.fabric.tor.ports = 5;
+  topo::AggTier agg;
+  agg.count = 3;
+  agg.tors = 2;
+  agg.ports = 2;
+  spec.fabric.agg = agg;
+  Plan p = *make_plan(spec, "spines.yaml", {});
+  EXPECT_EQ(p.switches.size(), 2u + 3);
+  EXPECT_EQ(p.uplinks.size(), 2u * 3);
 }
 
 TEST(Plan, SpecNicSpeedsAndRailsCarryOver) {
   topo::ClusterSpec spec = simple_spec(2, 2);
   spec.server.nics = {{"mlx5_0", 0, 200}, {"mlx5_3", 3, 100}};
   Plan p = *make_plan(spec, "spec.yaml", {});
-  EXPECT_EQ(p.hosts[1].nics[1].ifname, "nic3");
+  EXPECT_EQ(p.hosts[1].nics[1].ifname, "mlx5_3");  // the plan's port: the spec's NIC name
   EXPECT_EQ(p.hosts[1].nics[1].device, "mlx5_3");
   EXPECT_EQ(p.hosts[1].nics[1].address, "10.77.3.2");
   EXPECT_EQ(p.hosts[1].nics[1].rate_bps, 100'000'000u);
-  EXPECT_EQ(p.rails[0].rate_bps, 400'000'000u);
-  EXPECT_EQ(p.rails[1].rate_bps, 200'000'000u);
+  EXPECT_EQ(p.rails[1].tor, "tor3");
+  EXPECT_EQ(p.hosts[1].nics[1].fabric_port, "h1-mlx5_3");
+  EXPECT_EQ(p.uplinks[0].rate_bps, 200'000'000u);  // rail 0: 2 × 200mbit over 2 uplinks
+  EXPECT_EQ(p.uplinks[2].rate_bps, 100'000'000u);
   EXPECT_EQ(p.find_nic("h1/mlx5_3"), &p.hosts[1].nics[1]);
 }
 
-TEST(Setup, PolicyRoutingPerRail) {
-  Plan p = plan_of(2, 2);
-  std::vector<Batch> b = setup_batches(p);
-  EXPECT_TRUE(has_line(b, "xm-tb-h1", "rule add from 10.77.1.0/24 lookup 101 pref 1001"));
-  EXPECT_TRUE(has_line(b, "xm-tb-h1", "route add 10.77.1.0/24 dev nic1 src 10.77.1.2 table 101"));
-  EXPECT_TRUE(has_line(b, "xm-tb-h1", "route add default via 10.77.1.254 dev nic1 onlink table 101"));
-  EXPECT_TRUE(has_line(b, "xm-tb-h1", "route add unreachable default metric 4294967295 table 101"));
-  EXPECT_TRUE(has_line(b, "xm-tb-h1", "neigh replace 10.77.1.1 lladdr 02:78:6d:01:00:00 dev nic1 nud permanent"));
-  EXPECT_TRUE(has_line(b, "xm-tb-spine", "addr add 10.77.0.254/24 dev tor0"));
-  EXPECT_TRUE(has_line(b, "xm-tb-fab", "link set h1-nic0 master tor0 up"));
-  EXPECT_TRUE(has_line(b, "xm-tb-fab", "fdb replace 02:78:6d:00:fe:00 dev tor0-spine master static"));
+TEST(Setup, TheCablesAndWhatThePlanConfigures) {
+  Layout l = layout_of(2, 2);
+  std::vector<Batch> b = setup_batches(l.plan, l.fabric);
+  EXPECT_TRUE(has_line(b, "xm-tb-h1",
+                       "link add nic1 address 02:78:6d:01:01:00 mtu 9000 type veth peer name h1-nic1 netns xm-tb-tor1 mtu 9000"));
+  EXPECT_TRUE(has_line(b, "xm-tb-tor0", "link add spine1 mtu 9000 type veth peer name tor0 netns xm-tb-spine1 mtu 9000"));
+  EXPECT_TRUE(has_line(b, "xm-tb-h1", "rule add from 10.77.1.2 lookup 101 priority 1001"));
+  EXPECT_TRUE(has_line(b, "xm-tb-h1", "route replace 10.77.1.0/24 dev nic1 src 10.77.1.2 table 101"));
+  EXPECT_TRUE(has_line(b, "xm-tb-h1", "route replace default via 10.77.1.254 dev nic1 src 10.77.1.2 table 101"));
+  EXPECT_TRUE(has_line(b, "xm-tb-h1", "route replace unreachable default metric 4294967295 table 101"));
+  EXPECT_TRUE(has_line(b, "xm-tb-tor0", "address add 10.77.0.254/24 dev rail0"));
+  EXPECT_TRUE(has_line(b, "xm-tb-tor0", "link set dev h1-nic0 mtu 9000 master rail0 up"));
+  EXPECT_TRUE(has_line(b, "xm-tb-tor0", "address add 172.16.0.2/31 dev spine1"));
+  EXPECT_TRUE(has_line(b, "xm-tb-spine1", "address add 172.16.0.3/31 dev tor0"));
+  // Every cable's veth is made before anything configures its ends.
+  size_t last_cable = 0, first_config = b.size();
+  for (size_t i = 0; i < b.size(); ++i)
+    for (const std::string& line : b[i].lines) {
+      if (line.find("type veth") != std::string::npos) last_cable = i;
+      if (line.starts_with("address ") && first_config == b.size()) first_config = i;
+    }
+  EXPECT_LT(last_cable, first_config);
 }
 
-TEST(Setup, ShapingOnBothEndsOfEveryLink) {
-  Plan p = plan_of(2, 1);
-  std::vector<Batch> b = setup_batches(p);
+TEST(Setup, ShapingOnBothEndsOfEveryCable) {
+  Layout l = layout_of(2, 1);
+  const Plan& p = l.plan;
+  std::vector<Batch> b = setup_batches(p, l.fabric);
   Tbf t = tbf_for(400'000'000, p.mtu);
   EXPECT_GE(t.burst_bytes, 65536u + p.mtu);  // a whole GSO super-packet fits the bucket
   EXPECT_GT(t.limit_bytes, t.burst_bytes);
   std::string tail = " burst " + std::to_string(t.burst_bytes) + " limit " + std::to_string(t.limit_bytes);
   EXPECT_TRUE(has_line(b, "xm-tb-h0", "qdisc replace dev nic0 root tbf rate 400000000bit" + tail));
-  EXPECT_TRUE(has_line(b, "xm-tb-fab", "qdisc replace dev h0-nic0 root tbf rate 400000000bit" + tail));
-  Tbf s = tbf_for(800'000'000, p.mtu);
-  std::string spine = " root tbf rate 800000000bit burst " + std::to_string(s.burst_bytes) + " limit " +
-                      std::to_string(s.limit_bytes);
-  EXPECT_TRUE(has_line(b, "xm-tb-fab", "qdisc replace dev tor0-spine" + spine));
-  EXPECT_TRUE(has_line(b, "xm-tb-spine", "qdisc replace dev tor0" + spine));
+  EXPECT_TRUE(has_line(b, "xm-tb-tor0", "qdisc replace dev h0-nic0 root tbf rate 400000000bit" + tail));
+  EXPECT_TRUE(has_line(b, "xm-tb-tor0", "qdisc replace dev spine1 root tbf rate 400000000bit" + tail));
+  EXPECT_TRUE(has_line(b, "xm-tb-spine1", "qdisc replace dev tor0 root tbf rate 400000000bit" + tail));
 }
 
-TEST(Setup, SpineForwardsAndHostsTolerateAsymmetry) {
+TEST(Setup, SwitchesRouteAndHostsTolerateAsymmetry) {
   auto has = [](const Sysctls& s, const std::string& key, const std::string& value) {
     return std::find(s.begin(), s.end(), std::pair{key, value}) != s.end();
   };
-  EXPECT_TRUE(has(spine_sysctls(), "net.ipv4.ip_forward", "1"));
+  EXPECT_TRUE(has(switch_sysctls(), "net.ipv4.ip_forward", "1"));
+  EXPECT_TRUE(has(switch_sysctls(), "net.ipv4.fib_multipath_hash_policy", "1"));
   EXPECT_TRUE(has(host_sysctls(), "net.ipv4.conf.all.rp_filter", "0"));
   EXPECT_TRUE(has(host_sysctls(), "net.ipv4.conf.all.arp_ignore", "1"));
   EXPECT_TRUE(has(host_sysctls(), "net.ipv6.conf.all.disable_ipv6", "1"));

@@ -1,0 +1,152 @@
+#include "testbed/daemons.h"
+
+#include <pwd.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "testbed/state.h"
+#include "testbed/system.h"
+
+namespace xm::testbed {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kFrrDir = "/usr/lib/frr";
+
+Status make_dir(const std::string& dir, bool for_frr) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Error{"cannot create " + dir + ": " + ec.message()};
+  if (for_frr) {
+    // The FRR daemons drop to user frr and create their sockets here.
+    const passwd* frr = ::getpwnam("frr");
+    if (!frr || ::chown(dir.c_str(), frr->pw_uid, frr->pw_gid) != 0) return Error{"cannot give " + dir + " to user frr"};
+  }
+  return Status::Ok();
+}
+
+Status start_frr(const Plan& plan, const SwitchPlan& s) {
+  const std::string dir = daemon_dir(plan.name, s.name);
+  if (Status st = make_dir(dir, true); !st) return st;
+  const std::string log = "file:" + dir + "/frr.log";
+  for (const char* daemon : {"zebra", "bfdd", "bgpd"}) {
+    std::vector<std::string> argv{"ip", "netns", "exec", s.netns, std::string(kFrrDir) + "/" + daemon, "-d",
+                                  "-f", "/dev/null", "-i", dir + "/" + daemon + ".pid", "-z", dir + "/zserv.api",
+                                  "--vty_socket", dir, "-P", "0", "--log", log};
+    if (std::string(daemon) == "bfdd") argv.insert(argv.end(), {"--bfdctl", dir + "/bfdd.sock"});
+    if (Result<std::string> r = run_command(argv); !r) return Error{s.name + ": " + r.error().message};
+  }
+  // The integrated configuration, as `vtysh -b` would load it at boot.
+  const std::string conf = plan_dir(plan.name) + "/switches/" + s.name + "/frr.conf";
+  Result<std::string> r = run_command({"vtysh", "--vty_socket", dir, "-f", conf});
+  if (!r) return Error{s.name + ": loading " + conf + ": " + r.error().message};
+  return Status::Ok();
+}
+
+Status start_lldpd(const Plan& plan, const std::string& device, const std::string& netns,
+                   const std::vector<std::string>& ports) {
+  const std::string dir = daemon_dir(plan.name, device);
+  if (Status st = make_dir(dir, false); !st) return st;
+  const std::string conf = dir + "/lldpd.conf";
+  {
+    // A one-second interval and a TTL of three, so a re-cable shows within seconds.
+    std::ofstream out(conf);
+    out << "configure system hostname " << device << "\n"
+        << "configure lldp portidsubtype ifname\n"
+        << "configure lldp tx-interval 1\n"
+        << "configure lldp tx-hold 3\n";
+    if (!out) return Error{"cannot write " + conf};
+  }
+  std::string only;
+  for (const std::string& p : ports) only += (only.empty() ? "" : ",") + p;
+  // lldpd's privilege-separated child chroots here (Debian's default); it must exist.
+  fs::create_directories("/run/lldpd");
+  Result<std::string> r = run_command({"ip", "netns", "exec", netns, "lldpd", "-u", dir + "/lldpd.socket", "-p",
+                                       dir + "/lldpd.pid", "-O", conf, "-I", only});
+  if (!r) return Error{device + ": " + r.error().message};
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string runtime_dir(const std::string& name) { return state_dir() + "/" + name; }
+std::string plan_dir(const std::string& name) { return runtime_dir(name) + "/plan"; }
+std::string daemon_dir(const std::string& name, const std::string& device) { return runtime_dir(name) + "/" + device; }
+
+Status check_daemons_installed() {
+  for (const char* d : {"zebra", "bgpd", "bfdd"})
+    if (::access((std::string(kFrrDir) + "/" + d).c_str(), X_OK) != 0)
+      return Error{std::string(kFrrDir) + "/" + d + " not found: the testbed's switches run FRR (apt-get install frr)"};
+  if (Result<std::string> r = run_command({"vtysh", "--help"}); !r)
+    return Error{"vtysh not found: the testbed's switches run FRR (apt-get install frr)"};
+  if (Result<std::string> r = run_command({"lldpd", "-v"}); !r)
+    return Error{"lldpd not found: every testbed host and switch runs it (apt-get install lldpd)"};
+  return Status::Ok();
+}
+
+Status start_daemons(const Plan& plan) {
+  for (const SwitchPlan& s : plan.switches)
+    if (Status st = start_frr(plan, s); !st) return st;
+  for (const SwitchPlan& s : plan.switches) {
+    std::vector<std::string> ports;
+    for (const HostPlan& h : plan.hosts)
+      for (const NicPlan& n : h.nics)
+        if (n.tor == s.name) ports.push_back(n.fabric_port);
+    for (const UplinkPlan& u : plan.uplinks) {
+      if (u.tor == s.name) ports.push_back(u.tor_port);
+      if (u.spine == s.name) ports.push_back(u.spine_port);
+    }
+    if (Status st = start_lldpd(plan, s.name, s.netns, ports); !st) return st;
+  }
+  for (const HostPlan& h : plan.hosts) {
+    std::vector<std::string> ports;
+    for (const NicPlan& n : h.nics) ports.push_back(n.ifname);
+    if (Status st = start_lldpd(plan, h.name, h.netns, ports); !st) return st;
+  }
+  return Status::Ok();
+}
+
+Status wait_for_routes(const Plan& plan, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::map<std::string, std::string> subnet_of;  // ToR -> its rail subnet
+  for (const HostPlan& h : plan.hosts)
+    for (const NicPlan& n : h.nics) {
+      uint32_t mask = n.prefix == 0 ? 0 : ~uint32_t{0} << (32 - n.prefix);
+      std::optional<ops::Ipv4> a = ops::parse_ipv4(n.address);
+      subnet_of[n.tor] = ops::to_string(ops::Prefix{ops::Ipv4{a->value & mask}, uint8_t(n.prefix)});
+    }
+  for (;;) {
+    std::string missing;
+    for (const RailPlan& r : plan.rails) {
+      size_t uplinks = 0;
+      for (const UplinkPlan& u : plan.uplinks) uplinks += u.tor == r.tor;
+      Result<std::string> out = run_command({"ip", "-n", plan.netns_of(r.tor), "-j", "route", "show"});
+      if (!out) return Error{out.error().message};
+      std::map<std::string, size_t> paths;
+      nlohmann::json routes = nlohmann::json::parse(*out, nullptr, false);
+      for (const nlohmann::json& route : routes.is_array() ? routes : nlohmann::json::array()) {
+        std::string dst = route.value("dst", "");
+        paths[dst] = route.contains("nexthops") ? route["nexthops"].size() : route.contains("gateway") ? 1 : 0;
+      }
+      for (const RailPlan& other : plan.rails) {
+        if (other.tor == r.tor) continue;
+        const std::string& dst = subnet_of[other.tor];
+        if (paths[dst] < uplinks)
+          missing = r.tor + " has " + std::to_string(paths[dst]) + " of " + std::to_string(uplinks) + " paths to " + dst;
+      }
+    }
+    if (missing.empty()) return Status::Ok();
+    if (std::chrono::steady_clock::now() > deadline)
+      return Error{"the fabric did not converge in " + std::to_string(timeout.count()) + " ms: " + missing};
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+}  // namespace xm::testbed
