@@ -4,7 +4,7 @@
 #
 #   A. 4 hosts × 1 rank, each rank on both NICs (XCCL_RAILS = both): all_reduce, alltoall
 #   B. 4 hosts × 2 ranks, local rank l on NIC l only: all_reduce (xccl's tuner, and forced
-#      ring and hierarchical); alltoall with the spine thinned to THIN_SPINE per rail
+#      ring and hierarchical); alltoall with every ToR-spine link thinned to THIN_SPINE (two per rail)
 #      (xccl's tuner, forced pairwise and pxn)
 #
 # For every run it reads the NIC and spine byte counters (`xm testbed status --json`)
@@ -18,7 +18,7 @@
 #
 # Needs root (network namespaces). Build first: xm, xccl-perf, gloo_perf, mpi_perf.
 # Knobs (env): SIZES_MIN=1M SIZES_MAX=64M FACTOR=4 ITERS=3 WARMUP=1 RUNS=3 RATE=400mbit
-#              THIN_SPINE=200mbit NAME=sbs BUILD_DIR=build/default OUT=bench/results
+#              THIN_SPINE=100mbit NAME=sbs BUILD_DIR=build/default OUT=bench/results
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,7 +30,7 @@ ITERS=${ITERS:-3}
 WARMUP=${WARMUP:-1}
 RUNS=${RUNS:-3}
 RATE=${RATE:-400mbit}
-THIN_SPINE=${THIN_SPINE:-200mbit}
+THIN_SPINE=${THIN_SPINE:-100mbit}
 NAME=${NAME:-sbs}
 OUT=${OUT:-$ROOT/bench/results}
 HOSTS=4
@@ -67,6 +67,8 @@ chmod +x "$WORK/nsagent.sh"
 
 "$XM" testbed up --name "$NAME" --hosts "$HOSTS" --rails "$RAILS" --rate "$RATE" --replace >/dev/null
 RATE_BPS=$("$XM" testbed status --name "$NAME" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["hosts"][0]["nics"][0]["rate_bps"])')
+# Each ToR-spine link's own rate (non-blocking: the ToR's NICs over its uplinks), to restore after thinning.
+LINK_BPS=$("$XM" testbed status --name "$NAME" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["spine"]["links"][0]["rate_bps"])')
 
 counters() {  # prints "spine_bytes nic_bytes" (transmitted, summed)
   "$XM" testbed status --name "$NAME" --json | python3 -c '
@@ -142,7 +144,7 @@ for ((run_no = 1; run_no <= RUNS; run_no++)); do
   for ((r = 0; r < RAILS; r++)); do "$XM" testbed fault --name "$NAME" --spine "$r" --rate "$THIN_SPINE" >/dev/null; done
   for lib in xccl xccl:pairwise xccl:pxn gloo mpi; do run B-thin "$lib" alltoall 2 own; done
   for ((r = 0; r < RAILS; r++)); do
-    "$XM" testbed fault --name "$NAME" --spine "$r" --rate "$(python3 -c "print(int($RATE_BPS) * $HOSTS)")bit" >/dev/null
+    "$XM" testbed fault --name "$NAME" --spine "$r" --rate "${LINK_BPS}bit" >/dev/null
   done
 done
 
@@ -177,7 +179,7 @@ def efficiency(c, coll, size, t):
 
 titles = {"A": "4 hosts × 1 rank × 2 rails (each rank on both NICs)",
           "B": "4 hosts × 2 ranks × 2 rails (local rank l on NIC l)",
-          "B-thin": f"4 hosts × 2 ranks × 2 rails, spine thinned to {thin} per rail"}
+          "B-thin": f"4 hosts × 2 ranks × 2 rails, every ToR-spine link thinned to {thin} (two spines)"}
 csv = open(f"{out}/testbed.csv", "w")
 csv.write("config,library,collective,size,time_us,busbw_MBps,efficiency\n")
 for (c, coll) in [("A", "all_reduce"), ("A", "alltoall"), ("B", "all_reduce"), ("B-thin", "alltoall")]:
