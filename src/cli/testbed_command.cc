@@ -8,6 +8,7 @@
 #include "testbed/launcher.h"
 #include "testbed/daemons.h"
 #include "testbed/lifecycle.h"
+#include "testbed/miswire.h"
 #include "testbed/plan.h"
 #include "testbed/probe.h"
 #include "testbed/state.h"
@@ -169,17 +170,43 @@ void add_fault(CLI::App& tb, int& exit_code) {
   struct Args {
     std::string name = "tb", link, rate;
     std::optional<uint32_t> spine;
-    bool down = false, up = false;
+    bool down = false, up = false, undo = false;
+    std::string miswire, at, with, value;
   };
   auto a = std::make_shared<Args>();
-  CLI::App* cmd = tb.add_subcommand("fault", "cut, restore or re-rate one link");
+  CLI::App* cmd = tb.add_subcommand(
+      "fault", "cut, restore or re-rate one link; miswire or misconfigure the fabric (--miswire), and undo that (--undo)");
   add_name_option(cmd, a->name);
   auto* link = cmd->add_option("--link", a->link, "a host's link: h<i>/nic<r>");
   cmd->add_option("--spine", a->spine, "every ToR-spine link of rail r's ToR")->excludes(link);
   auto* down = cmd->add_flag("--down", a->down, "cut the link (the ToR port goes down; the NIC loses carrier)");
   auto* up = cmd->add_flag("--up", a->up, "restore it")->excludes(down);
   cmd->add_option("--rate", a->rate, "new rate for both directions, tc units (200mbit)")->excludes(down)->excludes(up);
+  cmd->add_option("--miswire", a->miswire,
+                  "swap (--at tor1:h3-nic1 --with tor2:h5-nic2), swap-nics (--at h3/nic1 --with h3/nic2), unplug "
+                  "(--at h3/nic1 or tor1:spine0), extra (--at tor1 --with tor2), wrong-switch (--at h3/nic1 --with "
+                  "tor2), mtu (--at h3/nic1 --value 1500), address (--at h3/nic1 --value 10.77.1.40/24), bgp-down "
+                  "(--at tor1:spine0), ecmp (--at tor1)");
+  cmd->add_option("--at", a->at, "where the miswire goes");
+  cmd->add_option("--with", a->with, "the other end of a swap, extra cable or wrong switch");
+  cmd->add_option("--value", a->value, "the wrong MTU or address");
+  cmd->add_flag("--undo", a->undo, "undo every --miswire fault, newest first");
   cmd->callback([a, &exit_code] {
+    if (Status s = check_name(a->name); !s) return void(fail("fault", s.message(), 2, exit_code));
+    if (a->undo) {
+      Result<size_t> n = undo_all(a->name);
+      if (!n) return void(fail("fault", n.error().message, 1, exit_code));
+      std::cout << a->name << ": undid " << *n << " fault(s)\n";
+      return;
+    }
+    if (!a->miswire.empty()) {
+      Result<Miswire> kind = parse_miswire(a->miswire);
+      if (!kind) return void(fail("fault", kind.error().message, 2, exit_code));
+      Result<std::string> r = inject(a->name, MiswireFault{*kind, a->at, a->with, a->value});
+      if (!r) return void(fail("fault", r.error().message, 1, exit_code));
+      std::cout << a->name << ": " << *r << "\n";
+      return;
+    }
     if (a->link.empty() && !a->spine)
       return void(fail("fault", "which link? give --link h<i>/nic<r> or --spine <rail>", 2, exit_code));
     if (!a->down && !a->up && a->rate.empty())

@@ -1,6 +1,7 @@
 #include "testbed/daemons.h"
 
 #include <pwd.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "testbed/state.h"
@@ -50,8 +52,8 @@ Status start_frr(const Plan& plan, const SwitchPlan& s) {
   return Status::Ok();
 }
 
-Status start_lldpd(const Plan& plan, const std::string& device, const std::string& netns,
-                   const std::vector<std::string>& ports) {
+// On every interface, as on a real switch: a cable the plan does not have shows up too.
+Status start_lldpd(const Plan& plan, const std::string& device, const std::string& netns) {
   const std::string dir = daemon_dir(plan.name, device);
   if (Status st = make_dir(dir, false); !st) return st;
   const std::string conf = dir + "/lldpd.conf";
@@ -64,12 +66,10 @@ Status start_lldpd(const Plan& plan, const std::string& device, const std::strin
         << "configure lldp tx-hold 3\n";
     if (!out) return Error{"cannot write " + conf};
   }
-  std::string only;
-  for (const std::string& p : ports) only += (only.empty() ? "" : ",") + p;
   // lldpd's privilege-separated child chroots here (Debian's default); it must exist.
   fs::create_directories("/run/lldpd");
   Result<std::string> r = run_command({"ip", "netns", "exec", netns, "lldpd", "-u", dir + "/lldpd.socket", "-p",
-                                       dir + "/lldpd.pid", "-O", conf, "-I", only});
+                                       dir + "/lldpd.pid", "-O", conf});
   if (!r) return Error{device + ": " + r.error().message};
   return Status::Ok();
 }
@@ -94,23 +94,33 @@ Status check_daemons_installed() {
 Status start_daemons(const Plan& plan) {
   for (const SwitchPlan& s : plan.switches)
     if (Status st = start_frr(plan, s); !st) return st;
-  for (const SwitchPlan& s : plan.switches) {
-    std::vector<std::string> ports;
-    for (const HostPlan& h : plan.hosts)
-      for (const NicPlan& n : h.nics)
-        if (n.tor == s.name) ports.push_back(n.fabric_port);
-    for (const UplinkPlan& u : plan.uplinks) {
-      if (u.tor == s.name) ports.push_back(u.tor_port);
-      if (u.spine == s.name) ports.push_back(u.spine_port);
-    }
-    if (Status st = start_lldpd(plan, s.name, s.netns, ports); !st) return st;
-  }
-  for (const HostPlan& h : plan.hosts) {
-    std::vector<std::string> ports;
-    for (const NicPlan& n : h.nics) ports.push_back(n.ifname);
-    if (Status st = start_lldpd(plan, h.name, h.netns, ports); !st) return st;
-  }
+  for (const SwitchPlan& s : plan.switches)
+    if (Status st = start_lldpd(plan, s.name, s.netns); !st) return st;
+  for (const HostPlan& h : plan.hosts)
+    if (Status st = start_lldpd(plan, h.name, h.netns); !st) return st;
   return Status::Ok();
+}
+
+Status restart_lldpd(const Plan& plan, const std::string& device) {
+  const std::string netns = plan.netns_of(device);
+  Result<std::string> pids = run_command({"ip", "netns", "pids", netns});
+  if (!pids) return Error{pids.error().message};
+  std::vector<pid_t> ours;
+  std::istringstream in(*pids);
+  for (long pid = 0; in >> pid;) {
+    std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+    std::string name;
+    if (std::getline(comm, name) && name == "lldpd") ours.push_back(pid_t(pid));
+  }
+  for (pid_t pid : ours) ::kill(pid, SIGTERM);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  for (pid_t pid : ours)
+    while (::kill(pid, 0) == 0 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  std::error_code ec;
+  fs::remove(daemon_dir(plan.name, device) + "/lldpd.socket", ec);
+  fs::remove(daemon_dir(plan.name, device) + "/lldpd.pid", ec);
+  return start_lldpd(plan, device, netns);
 }
 
 Status wait_for_routes(const Plan& plan, std::chrono::milliseconds timeout) {

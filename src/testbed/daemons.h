@@ -25,6 +25,11 @@ Status check_daemons_installed();
 // Starts FRR on every switch (then loads its frr.conf) and lldpd everywhere.
 Status start_daemons(const Plan& plan);
 
+// Restarts lldpd on one device. lldpd keeps its port by name when an interface leaves
+// the namespace and another of that name comes in (a re-cable here), and then sends and
+// hears nothing on it; a restart takes the ports afresh.
+Status restart_lldpd(const Plan& plan, const std::string& device);
+
 // Waits until every ToR has a route to every other rail's subnet over all of its
 // uplinks (BGP established, ECMP complete). The error names what is still missing.
 Status wait_for_routes(const Plan& plan, std::chrono::milliseconds timeout);

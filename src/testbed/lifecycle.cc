@@ -90,8 +90,16 @@ std::vector<std::pair<std::string, std::string>> cable_ends(const Plan& plan) {
   return ends;
 }
 
-Status build(const Layout& layout) {
+double seconds_since(std::chrono::steady_clock::time_point& mark) {
+  auto now = std::chrono::steady_clock::now();
+  double s = std::chrono::duration<double>(now - mark).count();
+  mark = now;
+  return s;
+}
+
+Status build(const Layout& layout, UpStages& stages) {
   const Plan& plan = layout.plan;
+  auto mark = std::chrono::steady_clock::now();
   if (Status s = save_state(plan); !s) return s;
   if (Status s = ops::write_plan_dir(layout.fabric, plan_dir(plan.name)); !s) return s;
   if (Status s = run_batch(create_namespaces(plan)); !s) return s;
@@ -102,8 +110,12 @@ Status build(const Layout& layout) {
   for (const Batch& b : setup_batches(plan, layout.fabric))
     if (Status s = run_batch(b); !s) return s;
   if (Status s = wait_links(cable_ends(plan), true); !s) return s;
+  stages.cables_s = seconds_since(mark);
   if (Status s = start_daemons(plan); !s) return s;
-  return wait_for_routes(plan, std::chrono::seconds(60));
+  stages.daemons_s = seconds_since(mark);
+  Status converged = wait_for_routes(plan, std::chrono::seconds(60));
+  stages.bgp_s = seconds_since(mark);
+  return converged;
 }
 
 }  // namespace
@@ -111,14 +123,15 @@ Status build(const Layout& layout) {
 std::vector<std::string> existing_testbeds() {
   std::set<std::string> names;
   for (const std::string& n : state_names()) names.insert(n);
-  static const std::regex ours("xm-([a-z][a-z0-9]{0,7})-(fab|spine|spine[0-9]+|tor[0-9]+|h[0-9]+)");
+  static const std::regex ours("xm-([a-z][a-z0-9]{0,7})-(fab|spine|spare|spine[0-9]+|tor[0-9]+|h[0-9]+)");
   std::smatch m;
   for (const std::string& ns : list_netns())
     if (std::regex_match(ns, m, ours)) names.insert(m[1].str());
   return {names.begin(), names.end()};
 }
 
-Status up(const Layout& layout, bool replace) {
+Status up(const Layout& layout, bool replace, UpStages* stages) {
+  UpStages ignored;
   const Plan& plan = layout.plan;
   if (!is_root()) return root_required();
   if (Status s = check_daemons_installed(); !s) return s;
@@ -133,7 +146,7 @@ Status up(const Layout& layout, bool replace) {
                    "); remove it with `xm testbed down --name " + plan.name + "` or pass --replace"};
     if (Result<Removed> r = remove_testbed(plan.name); !r) return Error{r.error().message};
   }
-  if (Status s = build(layout); !s) {
+  if (Status s = build(layout, stages ? *stages : ignored); !s) {
     Result<Removed> r = remove_testbed(plan.name);
     return Error{s.message() + (r ? " (what was built has been removed)" : "; removing what was built also failed: " +
                                                                              r.error().message)};

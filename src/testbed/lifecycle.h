@@ -17,7 +17,12 @@ namespace xm::testbed {
 // over all its uplinks. A testbed of the same name (its state file or any of its
 // namespaces) is an error, unless `replace`, which removes it first. On failure what was
 // built is removed again and the error names the command that failed.
-Status up(const Layout& layout, bool replace);
+// `stages`, when given, receives each stage's seconds: cables (namespaces, veths,
+// addresses, shaping), daemons (FRR and lldpd started), bgp (converged).
+struct UpStages {
+  double cables_s = 0, daemons_s = 0, bgp_s = 0;
+};
+Status up(const Layout& layout, bool replace, UpStages* stages = nullptr);
 
 struct Removed {
   std::vector<std::string> namespaces;  // deleted
