@@ -11,6 +11,7 @@
 #include "testbed/miswire.h"
 #include "testbed/plan.h"
 #include "testbed/probe.h"
+#include "testbed/reach.h"
 #include "testbed/state.h"
 #include "testbed/status.h"
 #include "testbed/system.h"
@@ -255,6 +256,26 @@ void add_run(CLI::App& tb, int& exit_code) {
   });
 }
 
+void add_reach(CLI::App& tb, int& exit_code) {
+  auto name = std::make_shared<std::string>("tb");
+  auto timeout = std::make_shared<double>(20);
+  CLI::App* cmd = tb.add_subcommand("reach", "check that every NIC reaches every NIC of every other host (TCP handshakes)");
+  add_name_option(cmd, *name);
+  cmd->add_option("--timeout", *timeout, "seconds for the whole check")->capture_default_str();
+  cmd->callback([=, &exit_code] {
+    std::optional<Plan> plan = load("reach", *name, exit_code);
+    if (!plan) return;
+    auto start = std::chrono::steady_clock::now();
+    Result<ReachReport> r = check_reach(*plan, *timeout);
+    if (!r) return void(fail("reach", r.error().message, 1, exit_code));
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (const std::string& f : r->failures) std::cout << f << "\n";
+    std::cout << r->pairs - r->failures.size() << " of " << r->pairs << " NIC pairs reach each other (" << r->same_rail
+              << " on one rail), " << trimmed(seconds, 3) << " s\n";
+    if (!r->failures.empty()) exit_code = 1;
+  });
+}
+
 void add_probe(CLI::App& tb, int& exit_code) {
   auto name = std::make_shared<std::string>("tb");
   auto flows = std::make_shared<std::vector<std::string>>();
@@ -297,6 +318,7 @@ void add_testbed_commands(CLI::App& app, int& exit_code) {
   add_fault(*tb, exit_code);
   add_run(*tb, exit_code);
   add_probe(*tb, exit_code);
+  add_reach(*tb, exit_code);
 }
 
 }  // namespace xm::cli

@@ -31,6 +31,10 @@ struct Socket {
   int fd = -1;
   explicit Socket(int f) : fd(f) {}
   Socket(Socket&& o) noexcept : fd(o.fd) { o.fd = -1; }
+  Socket& operator=(Socket&& o) noexcept {
+    std::swap(fd, o.fd);
+    return *this;
+  }
   ~Socket() {
     if (fd >= 0) ::close(fd);
   }
@@ -42,7 +46,6 @@ struct Attempt {
   const HostPlan* to_host;
   const NicPlan* to;
   Socket socket;
-  bool done = false;
 };
 
 std::string pair_name(const Attempt& a) {
@@ -60,12 +63,13 @@ Result<ReachReport> check_reach(const Plan& plan, double timeout_s) {
   ::setrlimit(RLIMIT_NOFILE, &files);
 
   // A listener on every NIC's address, in its host's namespace (sockets stay there).
+  // Each accepts what arrives and closes it: the handshake is the test.
   std::vector<Socket> listeners;
   for (const HostPlan& h : plan.hosts) {
     Result<NetnsGuard> in = NetnsGuard::enter(h.netns);
     if (!in) return Error{in.error().message};
     for (const NicPlan& n : h.nics) {
-      Socket s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+      Socket s(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
       int one = 1;
       ::setsockopt(s.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
       sockaddr_in a = address_of(n.address, kPort);
@@ -77,51 +81,66 @@ Result<ReachReport> check_reach(const Plan& plan, double timeout_s) {
 
   ReachReport report;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  // One source host at a time: its NICs to every NIC of every other host, all at once.
+  // One source host at a time, a window of handshakes in flight: a burst of a thousand
+  // first packets overflows the neighbour tables' queues while ARP resolves, and the
+  // check would measure that instead of the routing.
+  constexpr size_t kInFlight = 32;
   for (const HostPlan& src : plan.hosts) {
-    std::vector<Attempt> attempts;
-    {
-      Result<NetnsGuard> in = NetnsGuard::enter(src.netns);
-      if (!in) return Error{in.error().message};
-      for (const NicPlan& from : src.nics)
-        for (const HostPlan& dst : plan.hosts) {
-          if (dst.index == src.index) continue;
-          for (const NicPlan& to : dst.nics) {
-            Attempt a{&src, &from, &dst, &to, Socket(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0))};
-            sockaddr_in local = address_of(from.address, 0), remote = address_of(to.address, kPort);
-            ++report.pairs;
-            report.same_rail += from.rail == to.rail;
-            if (::bind(a.socket.fd, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0 ||
-                (::connect(a.socket.fd, reinterpret_cast<sockaddr*>(&remote), sizeof remote) != 0 &&
-                 errno != EINPROGRESS)) {
-              report.failures.push_back(pair_name(a) + ": " + std::strerror(errno));
-              a.done = true;
-            }
-            attempts.push_back(std::move(a));
-          }
+    Result<NetnsGuard> in = NetnsGuard::enter(src.netns);
+    if (!in) return Error{in.error().message};
+    std::vector<Attempt> todo;
+    for (const NicPlan& from : src.nics)
+      for (const HostPlan& dst : plan.hosts) {
+        if (dst.index == src.index) continue;
+        for (const NicPlan& to : dst.nics) {
+          todo.push_back(Attempt{&src, &from, &dst, &to, Socket(-1)});
+          ++report.pairs;
+          report.same_rail += from.rail == to.rail;
         }
-    }
-    for (size_t open = attempts.size(); open > 0;) {
-      std::vector<pollfd> fds;
-      std::vector<Attempt*> which;
-      for (Attempt& a : attempts)
-        if (!a.done) fds.push_back({a.socket.fd, POLLOUT, 0}), which.push_back(&a);
-      open = fds.size();
-      if (open == 0) break;
+      }
+    size_t next = 0;
+    std::vector<Attempt*> open;
+    while (next < todo.size() || !open.empty()) {
+      while (open.size() < kInFlight && next < todo.size()) {
+        Attempt& a = todo[next++];
+        a.socket = Socket(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+        sockaddr_in local = address_of(a.from->address, 0), remote = address_of(a.to->address, kPort);
+        if (a.socket.fd < 0 || ::bind(a.socket.fd, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0 ||
+            (::connect(a.socket.fd, reinterpret_cast<sockaddr*>(&remote), sizeof remote) != 0 && errno != EINPROGRESS)) {
+          report.failures.push_back(pair_name(a) + ": " + std::strerror(errno));
+          a.socket = Socket(-1);
+        } else {
+          open.push_back(&a);
+        }
+      }
+      if (open.empty()) continue;
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
-        for (Attempt* a : which) report.failures.push_back(pair_name(*a) + ": no answer within the timeout");
-        break;
+        for (Attempt* a : open) report.failures.push_back(pair_name(*a) + ": no answer within the timeout");
+        for (size_t k = next; k < todo.size(); ++k) report.failures.push_back(pair_name(todo[k]) + ": not tried (timeout)");
+        return report;
       }
+      // The listeners too: what they accepted is closed at once, so their queues never fill.
+      std::vector<pollfd> fds;
+      for (Attempt* a : open) fds.push_back({a->socket.fd, POLLOUT, 0});
+      for (const Socket& l : listeners) fds.push_back({l.fd, POLLIN, 0});
       ::poll(fds.data(), fds.size(), int(std::min<int64_t>(left.count(), 100)));
-      for (size_t k = 0; k < fds.size(); ++k) {
-        if (!fds[k].revents) continue;
+      for (size_t k = open.size(); k < fds.size(); ++k)
+        if (fds[k].revents)
+          for (int c; (c = ::accept4(fds[k].fd, nullptr, nullptr, SOCK_CLOEXEC)) >= 0;) ::close(c);
+      std::vector<Attempt*> still;
+      for (size_t k = 0; k < open.size(); ++k) {
+        if (!fds[k].revents) {
+          still.push_back(open[k]);
+          continue;
+        }
         int error = 0;
         socklen_t len = sizeof error;
         ::getsockopt(fds[k].fd, SOL_SOCKET, SO_ERROR, &error, &len);
-        if (error) report.failures.push_back(pair_name(*which[k]) + ": " + std::strerror(error));
-        which[k]->done = true;
+        if (error) report.failures.push_back(pair_name(*open[k]) + ": " + std::strerror(error));
+        open[k]->socket = Socket(-1);  // closed: its file descriptor back
       }
+      open.swap(still);
     }
   }
   return report;

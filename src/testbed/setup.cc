@@ -1,9 +1,17 @@
 #include "testbed/setup.h"
 
+#include <cstdio>
+
 #include "ops/render.h"
 
 namespace xm::testbed {
 namespace {
+
+std::string gateway_mac(uint32_t rail) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "02:78:6d:%02x:fe:00", rail);
+  return buf;
+}
 
 Sysctls no_ipv6() { return {{"net.ipv6.conf.all.disable_ipv6", "1"}, {"net.ipv6.conf.default.disable_ipv6", "1"}}; }
 
@@ -79,6 +87,28 @@ std::vector<Batch> setup_batches(const Plan& plan, const ops::FabricPlan& fabric
         for (std::string& line : ops::host_nic_commands(fabric, n)) b.lines.push_back(std::move(line));
     } else {
       b.lines = ops::switch_commands(fabric, d);
+    }
+    batches.push_back(std::move(b));
+  }
+
+  // Neighbours pinned, as the switches' own tables would be learned and kept: each host
+  // knows its rail peers' and its gateway's MACs (the bridge's is set, not inherited from
+  // a port). With ARP left to itself a 16 × 8 testbed's all-pairs check stalled: after a
+  // few thousand handshakes entries went DELAY/PROBE and SYNs were lost for seconds.
+  for (const RailPlan& r : plan.rails)
+    batches.push_back(Batch{"ip", plan.netns_of(r.tor), {"link set dev " + r.bridge + " address " + gateway_mac(r.rail)}});
+  for (const HostPlan& h : plan.hosts) {
+    Batch b{"ip", h.netns, {}};
+    for (const NicPlan& n : h.nics) {
+      const RailPlan* r = plan.find_rail(n.rail);
+      b.lines.push_back("neigh replace " + r->address + " lladdr " + gateway_mac(n.rail) + " dev " + n.ifname +
+                        " nud permanent");
+      for (const HostPlan& peer : plan.hosts) {
+        if (peer.index == h.index) continue;
+        for (const NicPlan& p : peer.nics)
+          if (p.rail == n.rail)
+            b.lines.push_back("neigh replace " + p.address + " lladdr " + p.mac + " dev " + n.ifname + " nud permanent");
+      }
     }
     batches.push_back(std::move(b));
   }
