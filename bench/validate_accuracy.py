@@ -146,6 +146,7 @@ def main():
     stats = {k: {"injected": 0, "found": 0, "exact": 0, "times": []} for k in KINDS}
     clean_runs, false_alarms, misses = 0, 0, []
     for round_no in range(a.rounds):
+        print(f"round {round_no + 1}/{a.rounds}", file=sys.stderr, flush=True)
         count = 1 if round_no % 2 == 0 else 2
         faults, touched = [], set()
         while len(faults) < count:
@@ -182,7 +183,9 @@ def main():
                 misses.append((f.kind, f.args, sorted(failed)))
         if failed != expected:
             misses.append(("exact ports", [x.args for x in faults], sorted(failed ^ expected)))
-        run(xm, ["testbed", "fault", "--name", a.name, "--undo"])
+        u = run(xm, ["testbed", "fault", "--name", a.name, "--undo"])
+        if u.returncode != 0:
+            sys.exit(f"undo failed: {u.stdout}{u.stderr}")
         end = time.monotonic() + a.timeout
         after = failures(xm, a.name)
         while after and time.monotonic() < end:

@@ -4,6 +4,8 @@
 #include <iostream>
 #include <memory>
 
+#include <algorithm>
+#include <iomanip>
 #include <filesystem>
 
 #include "ops/collect.h"
@@ -11,6 +13,7 @@
 #include "ops/inventory.h"
 #include "ops/plan_dir.h"
 #include "ops/validate.h"
+#include "ops/watch.h"
 #include "testbed/daemons.h"
 #include "testbed/state.h"
 #include "testbed/system.h"
@@ -171,7 +174,8 @@ void add_deploy(CLI::App& ops, int& exit_code) {
 void add_validate(CLI::App& ops, int& exit_code) {
   struct Args {
     std::string name = "tb", plan;
-    bool json = false, all = false;
+    bool json = false, all = false, watch = false;
+    double seconds = 0;
   };
   auto a = std::make_shared<Args>();
   CLI::App* cmd = ops.add_subcommand(
@@ -181,6 +185,8 @@ void add_validate(CLI::App& ops, int& exit_code) {
   cmd->add_option("--plan", a->plan, "plan directory to compare with (default: the one the testbed was deployed from)");
   cmd->add_flag("--json", a->json, "JSON for programs (ptmctl -j field names)");
   cmd->add_flag("--all", a->all, "list passing ports too");
+  cmd->add_flag("--watch", a->watch, "validate again on every link change (and as LLDP catches up); print each change");
+  cmd->add_option("--for", a->seconds, "with --watch: stop after this many seconds (default: run until interrupted)");
   cmd->callback([a, &exit_code] {
     auto fail = [&](const std::string& why, int code) {
       std::cerr << "xm ops validate: " << why << "\n";
@@ -192,6 +198,25 @@ void add_validate(CLI::App& ops, int& exit_code) {
     if (!tb) return fail(tb.error().message, 2);
     Result<ops::FabricPlan> plan = ops::load_plan_dir(a->plan.empty() ? testbed::plan_dir(a->name) : a->plan);
     if (!plan) return fail(plan.error().message, 2);
+    if (a->watch) {
+      ops::WatchOptions w;
+      w.seconds = a->seconds;
+      Status s = ops::watch(*tb, *plan, w, [&](const ops::Report& report, double t) {
+        if (a->json) {
+          std::string j = ops::report_json(report);
+          j.erase(std::remove(j.begin(), j.end(), '\n'), j.end());
+          double unix_time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+          std::cout << "{\"seconds\": " << trimmed(t, 4) << ", \"unix_time\": " << std::fixed << std::setprecision(3)
+                    << unix_time << std::defaultfloat << ", \"report\": " << j << "}" << std::endl;
+        } else {
+          std::cout << "[+" << trimmed(t, 4) << " s] " << report.failed() << " finding(s)\n"
+                    << (report.failed() ? ops::report_text(report, false) : "") << std::flush;
+        }
+        return true;
+      });
+      if (!s) return fail(s.message(), 1);
+      return;
+    }
     Result<ops::Observation> seen = ops::collect_testbed(*tb);
     if (!seen) return fail(seen.error().message, 1);
     ops::Report report = ops::validate(*plan, *seen);

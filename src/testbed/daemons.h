@@ -27,7 +27,8 @@ Status start_daemons(const Plan& plan);
 
 // Restarts lldpd on one device. lldpd keeps its port by name when an interface leaves
 // the namespace and another of that name comes in (a re-cable here), and then sends and
-// hears nothing on it; a restart takes the ports afresh.
+// hears nothing on it; a restart takes the ports afresh. It has heard every neighbour
+// again one transmit interval (1 s) later.
 Status restart_lldpd(const Plan& plan, const std::string& device);
 
 // Waits until every ToR has a route to every other rail's subnet over all of its

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "ops/plan_dir.h"
 #include "ops/render.h"
@@ -66,23 +67,10 @@ class Injector {
   // The commands that inject `f` and those that undo it.
   Result<std::pair<Cmds, Cmds>> commands(const MiswireFault& f, size_t serial) const {
     switch (f.kind) {
-      case Miswire::kSwap: {
-        Result<TorEnd> a = tor_end(f.at), b = tor_end(f.with);
-        if (!a) return a.error();
-        if (!b) return b.error();
-        // Undone by swapping back: the cables' rates travel with them.
-        TorEnd a2 = *a, b2 = *b;
-        a2.rate_bps = b->rate_bps, b2.rate_bps = a->rate_bps;
-        return std::pair{swap(plan_, *a, *b), swap(plan_, a2, b2)};
-      }
-      case Miswire::kSwapNics: {
-        Result<TorEnd> a = nic_end(f.at), b = nic_end(f.with);
-        if (!a) return a.error();
-        if (!b) return b.error();
-        TorEnd a2 = *a, b2 = *b;
-        a2.rate_bps = b->rate_bps, b2.rate_bps = a->rate_bps;
-        return std::pair{swap(plan_, *a, *b), swap(plan_, a2, b2)};
-      }
+      case Miswire::kSwap:
+        return swap_both_ways(tor_end(f.at), tor_end(f.with));
+      case Miswire::kSwapNics:
+        return swap_both_ways(nic_end(f.at), nic_end(f.with));
       case Miswire::kUnplug: {
         Result<TorEnd> e = f.at.find('/') != std::string::npos ? nic_end(f.at) : tor_end(f.at);
         if (!e) return e.error();
@@ -123,8 +111,10 @@ class Injector {
         const NicPlan* n = plan_.find_nic(f.at, &h);
         if (!n || !ops::parse_prefix(f.value)) return Error{"--at h<i>/<nic> and --value ADDRESS/LENGTH"};
         const std::string right = n->address + "/" + std::to_string(n->prefix);
-        Cmds on{{"ip", "-n", h->netns, "address", "add", f.value, "dev", n->ifname},
-                {"ip", "-n", h->netns, "address", "del", right, "dev", n->ifname}};
+        // The right one goes first: deleting a primary address takes the secondaries of
+        // its subnet with it.
+        Cmds on{{"ip", "-n", h->netns, "address", "del", right, "dev", n->ifname},
+                {"ip", "-n", h->netns, "address", "add", f.value, "dev", n->ifname}};
         Cmds off{{"ip", "-n", h->netns, "address", "del", f.value, "dev", n->ifname}};
         // Removing the address took the rail table's routes with it: the plan's again.
         const ops::Device* host = fabric_.find(h->name);
@@ -158,6 +148,15 @@ class Injector {
   }
 
  private:
+  // A swap, and its undo: swapping back, the cables' rates travelling with them.
+  Result<std::pair<Cmds, Cmds>> swap_both_ways(const Result<TorEnd>& a, const Result<TorEnd>& b) const {
+    if (!a) return a.error();
+    if (!b) return b.error();
+    TorEnd a2 = *a, b2 = *b;
+    a2.rate_bps = b->rate_bps, b2.rate_bps = a->rate_bps;
+    return std::pair{swap(plan_, *a, *b), swap(plan_, a2, b2)};
+  }
+
   Result<TorEnd> tor_end(const std::string& text) const {
     size_t colon = text.find(':');
     const SwitchPlan* s = colon == std::string::npos ? nullptr : plan_.find_switch(text.substr(0, colon));
@@ -220,11 +219,16 @@ Status run_all(const Plan& plan, const Cmds& cmds) {
     if (Result<std::string> r = run_command(c); !r) return Error{r.error().message};
     if (c.size() == 9 && c[0] == "ip" && c[7] == "netns") moved.insert(c[2]), moved.insert(c[8]);
   }
+  bool restarted = false;
   for (const std::string& ns : moved) {
     const std::string device = ns.substr(netns_prefix(plan.name).size());
-    if (plan.find_switch(device))
-      if (Status s = restart_lldpd(plan, device); !s) return s;
+    if (!plan.find_switch(device)) continue;
+    if (Status s = restart_lldpd(plan, device); !s) return s;
+    restarted = true;
   }
+  // Until the restarted agents have heard their neighbours again (every agent sends each
+  // second), what they show is a blank, not the cabling.
+  if (restarted) std::this_thread::sleep_for(std::chrono::milliseconds(1200));
   return Status::Ok();
 }
 
@@ -274,9 +278,14 @@ Result<size_t> undo_all(const std::string& name) {
   if (!plan) return Error{plan.error().message};
   json faults = load_faults(name);
   size_t undone = 0;
-  for (auto it = faults.rbegin(); it != faults.rend(); ++it) {
-    if (Status s = run_all(*plan, it->at("undo").get<Cmds>()); !s)
-      return Error{"undoing " + it->at("what").get<std::string>() + ": " + s.message()};
+  // Newest first, each struck from the record once undone, so a failure midway leaves
+  // the record true and `--undo` can be run again.
+  while (!faults.empty()) {
+    const json& last = faults.back();
+    if (Status s = run_all(*plan, last.at("undo").get<Cmds>()); !s)
+      return Error{"undoing " + last.at("what").get<std::string>() + ": " + s.message()};
+    faults.erase(faults.size() - 1);
+    if (Status s = save_faults(name, faults); !s) return Error{s.message()};
     ++undone;
   }
   std::error_code ec;

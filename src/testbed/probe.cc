@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "testbed/sockets.h"
 #include "testbed/system.h"
 #include "util/format.h"
 
@@ -22,31 +23,6 @@ namespace xm::testbed {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(o.fd_) { o.fd_ = -1; }
-  Fd& operator=(Fd&& o) noexcept {
-    std::swap(fd_, o.fd_);
-    return *this;
-  }
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
-sockaddr_in make_addr(const std::string& address, uint16_t port) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  ::inet_pton(AF_INET, address.c_str(), &a.sin_addr);
-  return a;
-}
 
 std::string errno_text() { return std::strerror(errno); }
 
@@ -110,7 +86,7 @@ void send(Flow& f, uint64_t bytes, Clock::time_point deadline, std::atomic<bool>
     stop = true;
   };
   int fd = f.sender.get();
-  sockaddr_in to = make_addr(f.dst.address, f.port);
+  sockaddr_in to = ipv4_socket_address(f.dst.address, f.port);
   Clock::time_point start = Clock::now();
   if (::connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0 && errno != EINPROGRESS)
     return fail("connect: " + errno_text());
@@ -154,7 +130,7 @@ Status open_sockets(Flow& f) {
     f.listener = Fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     int one = 1;
     ::setsockopt(f.listener.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    sockaddr_in a = make_addr(f.dst.address, 0);
+    sockaddr_in a = ipv4_socket_address(f.dst.address, 0);
     if (::bind(f.listener.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(f.listener.get(), 1) != 0)
       return Error{"listen on " + f.dst.address + " in " + f.dst.netns + ": " + errno_text()};
     socklen_t len = sizeof a;
@@ -164,7 +140,7 @@ Status open_sockets(Flow& f) {
   Result<NetnsGuard> in = NetnsGuard::enter(f.src.netns);
   if (!in) return Error{in.error().message};
   f.sender = Fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  sockaddr_in a = make_addr(f.src.address, 0);
+  sockaddr_in a = ipv4_socket_address(f.src.address, 0);
   if (::bind(f.sender.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
     return Error{"bind to " + f.src.address + " in " + f.src.netns + ": " + errno_text()};
   return Status::Ok();

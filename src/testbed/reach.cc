@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 
+#include "testbed/sockets.h"
 #include "testbed/system.h"
 
 namespace xm::testbed {
@@ -19,33 +20,12 @@ namespace {
 
 constexpr uint16_t kPort = 47807;
 
-sockaddr_in address_of(const std::string& text, uint16_t port) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  ::inet_pton(AF_INET, text.c_str(), &a.sin_addr);
-  return a;
-}
-
-struct Socket {
-  int fd = -1;
-  explicit Socket(int f) : fd(f) {}
-  Socket(Socket&& o) noexcept : fd(o.fd) { o.fd = -1; }
-  Socket& operator=(Socket&& o) noexcept {
-    std::swap(fd, o.fd);
-    return *this;
-  }
-  ~Socket() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
 struct Attempt {
   const HostPlan* from_host;
   const NicPlan* from;
   const HostPlan* to_host;
   const NicPlan* to;
-  Socket socket;
+  Fd socket;
 };
 
 std::string pair_name(const Attempt& a) {
@@ -64,16 +44,16 @@ Result<ReachReport> check_reach(const Plan& plan, double timeout_s) {
 
   // A listener on every NIC's address, in its host's namespace (sockets stay there).
   // Each accepts what arrives and closes it: the handshake is the test.
-  std::vector<Socket> listeners;
+  std::vector<Fd> listeners;
   for (const HostPlan& h : plan.hosts) {
     Result<NetnsGuard> in = NetnsGuard::enter(h.netns);
     if (!in) return Error{in.error().message};
     for (const NicPlan& n : h.nics) {
-      Socket s(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+      Fd s(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
       int one = 1;
-      ::setsockopt(s.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-      sockaddr_in a = address_of(n.address, kPort);
-      if (::bind(s.fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(s.fd, 4096) != 0)
+      ::setsockopt(s.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+      sockaddr_in a = ipv4_socket_address(n.address, kPort);
+      if (::bind(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(s.get(), 4096) != 0)
         return Error{"listening on " + h.name + "/" + n.ifname + " (" + n.address + "): " + std::strerror(errno)};
       listeners.push_back(std::move(s));
     }
@@ -93,7 +73,7 @@ Result<ReachReport> check_reach(const Plan& plan, double timeout_s) {
       for (const HostPlan& dst : plan.hosts) {
         if (dst.index == src.index) continue;
         for (const NicPlan& to : dst.nics) {
-          todo.push_back(Attempt{&src, &from, &dst, &to, Socket(-1)});
+          todo.push_back(Attempt{&src, &from, &dst, &to, Fd()});
           ++report.pairs;
           report.same_rail += from.rail == to.rail;
         }
@@ -103,12 +83,12 @@ Result<ReachReport> check_reach(const Plan& plan, double timeout_s) {
     while (next < todo.size() || !open.empty()) {
       while (open.size() < kInFlight && next < todo.size()) {
         Attempt& a = todo[next++];
-        a.socket = Socket(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
-        sockaddr_in local = address_of(a.from->address, 0), remote = address_of(a.to->address, kPort);
-        if (a.socket.fd < 0 || ::bind(a.socket.fd, reinterpret_cast<sockaddr*>(&local), sizeof local) != 0 ||
-            (::connect(a.socket.fd, reinterpret_cast<sockaddr*>(&remote), sizeof remote) != 0 && errno != EINPROGRESS)) {
+        a.socket = Fd(::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+        sockaddr_in local = ipv4_socket_address(a.from->address, 0), remote = ipv4_socket_address(a.to->address, kPort);
+        if (a.socket.get() < 0 || ::bind(a.socket.get(), reinterpret_cast<sockaddr*>(&local), sizeof local) != 0 ||
+            (::connect(a.socket.get(), reinterpret_cast<sockaddr*>(&remote), sizeof remote) != 0 && errno != EINPROGRESS)) {
           report.failures.push_back(pair_name(a) + ": " + std::strerror(errno));
-          a.socket = Socket(-1);
+          a.socket = Fd();
         } else {
           open.push_back(&a);
         }
@@ -122,8 +102,8 @@ Result<ReachReport> check_reach(const Plan& plan, double timeout_s) {
       }
       // The listeners too: what they accepted is closed at once, so their queues never fill.
       std::vector<pollfd> fds;
-      for (Attempt* a : open) fds.push_back({a->socket.fd, POLLOUT, 0});
-      for (const Socket& l : listeners) fds.push_back({l.fd, POLLIN, 0});
+      for (Attempt* a : open) fds.push_back({a->socket.get(), POLLOUT, 0});
+      for (const Fd& l : listeners) fds.push_back({l.get(), POLLIN, 0});
       ::poll(fds.data(), fds.size(), int(std::min<int64_t>(left.count(), 100)));
       for (size_t k = open.size(); k < fds.size(); ++k)
         if (fds[k].revents)
@@ -138,7 +118,7 @@ Result<ReachReport> check_reach(const Plan& plan, double timeout_s) {
         socklen_t len = sizeof error;
         ::getsockopt(fds[k].fd, SOL_SOCKET, SO_ERROR, &error, &len);
         if (error) report.failures.push_back(pair_name(*open[k]) + ": " + std::strerror(error));
-        open[k]->socket = Socket(-1);  // closed: its file descriptor back
+        open[k]->socket = Fd();  // closed: its file descriptor back
       }
       open.swap(still);
     }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "common/shell.h"
@@ -162,6 +163,39 @@ TEST_F(OpsLive, ASpineLinkMissingFromEcmp) {
   ASSERT_EQ(f.size(), 1u) << problems();
   EXPECT_TRUE(f.begin()->starts_with("tor0:spine")) << *f.begin();
   EXPECT_NE(problems().find("missing from ECMP"), std::string::npos) << problems();
+}
+
+}  // namespace
+
+namespace {
+
+TEST_F(OpsLive, WatchReportsARecableWithinThreeSeconds) {
+  // The watcher in the background, one JSON line per change with its wall-clock time.
+  const std::string log = "/tmp/xm-watch-" + std::to_string(::getpid()) + ".log";
+  shell::run("'" XM_BINARY "' ops validate --watch --json --for 10 --name " + name_ + " > " + log + " 2>&1 &");
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  const double injected =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  inject("swap --at tor1:h0-nic1 --with tor1:h3-nic1");
+  std::this_thread::sleep_for(std::chrono::seconds(9));  // the watcher runs out
+  std::string text = shell::run("cat " + log + "; rm -f " + log).out;
+  const std::set<std::string> want{"tor1:h0-nic1", "tor1:h3-nic1", "h0:nic1", "h3:nic1"};
+  std::istringstream lines(text);
+  double seen = -1;
+  size_t reports = 0;
+  for (std::string line; std::getline(lines, line);) {
+    json j = json::parse(line, nullptr, false);
+    if (!j.is_object()) continue;
+    ++reports;
+    std::set<std::string> failed;
+    for (const json& p : j["report"]["ports"])
+      if (p["cbl status"] == "fail") failed.insert(p["device"].get<std::string>() + ":" + p["port"].get<std::string>());
+    if (failed == want && seen < 0) seen = j["unix_time"].get<double>();
+  }
+  ASSERT_GE(reports, 2u) << text;  // the clean start, then the swap
+  ASSERT_GE(seen, 0) << "the watcher never reported the swap:\n" << text;
+  std::cout << "[measured] --watch reported the swap " << seen - injected << " s after it was made\n";
+  EXPECT_LT(seen - injected, 3.0) << text;
 }
 
 }  // namespace

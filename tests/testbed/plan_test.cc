@@ -174,6 +174,10 @@ TEST(Setup, TheCablesAndWhatThePlanConfigures) {
   EXPECT_TRUE(has_line(b, "xm-tb-tor0", "link set dev h1-nic0 mtu 9000 master rail0 up"));
   EXPECT_TRUE(has_line(b, "xm-tb-tor0", "address add 172.16.0.2/31 dev spine1"));
   EXPECT_TRUE(has_line(b, "xm-tb-spine1", "address add 172.16.0.3/31 dev tor0"));
+  // Neighbours pinned: rail peers and the gateway, whose bridge gets a MAC of its own.
+  EXPECT_TRUE(has_line(b, "xm-tb-h1", "neigh replace 10.77.1.1 lladdr 02:78:6d:01:00:00 dev nic1 nud permanent"));
+  EXPECT_TRUE(has_line(b, "xm-tb-h1", "neigh replace 10.77.1.254 lladdr 02:78:6d:01:fe:00 dev nic1 nud permanent"));
+  EXPECT_TRUE(has_line(b, "xm-tb-tor1", "link set dev rail1 address 02:78:6d:01:fe:00"));
   // Every cable's veth is made before anything configures its ends.
   size_t last_cable = 0, first_config = b.size();
   for (size_t i = 0; i < b.size(); ++i)

@@ -344,6 +344,21 @@ TEST_F(Testbed, RunStopsTheJobOnFailureAndTimeout) {
   EXPECT_TRUE(left.empty()) << "a rank survived: " << left;
 }
 
+TEST_F(Testbed, AMissingRouterOrLldpdNamesItsPackageAndBuildsNothing) {
+  // A PATH without FRR's vtysh or lldpd, as on a machine where they are not installed.
+  std::string bin = "/tmp/xm-nodaemons-" + name_;
+  sh("mkdir -p " + bin + " && for t in ip tc bridge sh; do ln -sf $(command -v $t) " + bin + "/; done");
+  Outcome r = sh("PATH=" + bin + " '" XM_BINARY "' testbed up --hosts 2 --rails 1 --name " + name_);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.out, "apt-get install frr")) << r.out;
+  sh("ln -sf $(command -v vtysh) " + bin + "/");
+  r = sh("PATH=" + bin + " '" XM_BINARY "' testbed up --hosts 2 --rails 1 --name " + name_);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.out, "apt-get install lldpd")) << r.out;
+  sh("rm -rf " + bin);
+  EXPECT_TRUE(namespaces().empty());
+}
+
 TEST_F(Testbed, ClearErrors) {
   up("--hosts 2 --rails 2");
   struct Case {
