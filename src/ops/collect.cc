@@ -18,11 +18,13 @@ Result<DeviceView> collect_device(const testbed::Plan& plan, const std::string& 
   Result<std::map<std::string, Interface>> interfaces = parse_ip_addresses(*addresses, device + ": ip address");
   if (!interfaces) return interfaces.error();
   v.interfaces = std::move(interfaces).value();
+  // An agent that does not answer (stopped, restarting) is a finding about the device,
+  // not a reason to give up on the rest.
   Result<std::string> lldp = run_command({"lldpcli", "-u", dir + "/lldpd.socket", "-f", "json", "show", "neighbors"});
-  if (!lldp) return Error{device + ": " + lldp.error().message};
-  Result<std::map<std::string, Neighbour>> neighbours = parse_lldp_neighbours(*lldp, device + ": lldpcli");
-  if (!neighbours) return neighbours.error();
-  v.lldp = std::move(neighbours).value();
+  Result<std::map<std::string, Neighbour>> neighbours =
+      lldp ? parse_lldp_neighbours(*lldp, device + ": lldpcli") : Result<std::map<std::string, Neighbour>>(lldp.error());
+  if (neighbours) v.lldp = std::move(neighbours).value();
+  else v.lldp_error = neighbours.error().message;
   if (!is_switch) return v;
   Result<std::string> bgp = run_command({"vtysh", "--vty_socket", dir, "-c", "show bgp summary json"});
   if (!bgp) return Error{device + ": " + bgp.error().message};

@@ -29,6 +29,7 @@ struct Neighbour {
 struct DeviceView {
   std::map<std::string, Interface> interfaces;
   std::map<std::string, Neighbour> lldp;     // local interface -> neighbour
+  std::string lldp_error;                    // the LLDP agent did not answer: why
   std::map<std::string, std::string> bgp;    // peer address -> session state
   std::map<std::string, std::vector<std::string>> routes;  // destination -> next-hop interfaces
 };

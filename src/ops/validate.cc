@@ -58,6 +58,8 @@ class Validator {
     } else if (!i.carrier) {
       r.problems.push_back(here + " has no carrier: cable missing or cut (expected " + p.peer_device + " port " +
                            p.peer_port + ")");
+    } else if (!v->lldp_error.empty()) {
+      // Said once for the device (device_problems); the neighbour is unknown, not absent.
     } else if (lldp == v->lldp.end()) {
       r.problems.push_back(here + " has carrier but no LLDP neighbour (expected " + p.peer_device + " port " +
                            p.peer_port + ")");
@@ -171,6 +173,7 @@ class Validator {
   std::vector<std::string> device_problems(const Device& d) const {
     std::vector<std::string> out;
     const DeviceView* v = view(d.name);
+    if (v && !v->lldp_error.empty()) out.push_back(d.name + ": its LLDP agent did not answer: " + v->lldp_error);
     if (!v || d.role == Role::kHost) return out;
     auto has = [&](const std::string& ifname, Prefix p) {
       auto it = v->interfaces.find(ifname);

@@ -162,6 +162,14 @@ TEST_F(Validate, MtuAddressBgpAndEcmpFaultsFailTheirPortOnly) {
   EXPECT_NE(problems_of(r, "tor1", "spine1").find("missing from ECMP"), std::string::npos);
 }
 
+TEST_F(Validate, AnLldpAgentThatDoesNotAnswerIsOneFindingNotAPortAlarmEach) {
+  seen_["tor2"].lldp.clear();
+  seen_["tor2"].lldp_error = "lldpcli: cannot connect";
+  Report r = validate(plan_, seen_);
+  EXPECT_EQ(failed_ports(r), (std::set<std::string>{"tor2:"}));
+  EXPECT_NE(problems_of(r, "tor2", "").find("its LLDP agent did not answer"), std::string::npos);
+}
+
 TEST_F(Validate, TheJsonUsesPtmFieldNames) {
   swap_plugs({"tor1", "h1-nic1"}, {"tor1", "h2-nic1"});
   std::string j = report_json(validate(plan_, seen_));

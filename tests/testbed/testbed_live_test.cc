@@ -359,6 +359,23 @@ TEST_F(Testbed, AMissingRouterOrLldpdNamesItsPackageAndBuildsNothing) {
   EXPECT_TRUE(namespaces().empty());
 }
 
+TEST_F(Testbed, AnUpThatFailsHalfwayRemovesWhatItBuilt) {
+  // An lldpd that answers for its version but will not start: up fails after the
+  // namespaces, cables and routers exist.
+  std::string bin = "/tmp/xm-badlldpd-" + name_;
+  sh("mkdir -p " + bin + " && printf '#!/bin/sh\\n[ \"$1\" = -v ] && { echo 1.0.16; exit 0; }\\n"
+     "echo cannot start >&2; exit 1\\n' > " + bin + "/lldpd && chmod +x " + bin + "/lldpd");
+  Outcome r = sh("PATH=" + bin + ":$PATH '" XM_BINARY "' testbed up --hosts 2 --rails 2 --name " + name_);
+  sh("rm -rf " + bin);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_TRUE(contains(r.out, "cannot start")) << r.out;
+  EXPECT_TRUE(contains(r.out, "what was built has been removed")) << r.out;
+  EXPECT_TRUE(namespaces().empty()) << sh("ip netns list").out;
+  EXPECT_EQ(sh("pgrep -f 'xm-testbe[d]/" + name_ + "/' | wc -l").out, "0\n") << "a router survived";
+  EXPECT_FALSE(std::filesystem::exists("/run/xm-testbed/" + name_));
+  EXPECT_FALSE(std::filesystem::exists("/run/xm-testbed/" + name_ + ".json"));
+}
+
 TEST_F(Testbed, ClearErrors) {
   up("--hosts 2 --rails 2");
   struct Case {
