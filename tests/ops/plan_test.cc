@@ -31,8 +31,8 @@ TEST(OpsPlan, EveryPortHasExactlyOneCableAndItsPeerPointsBack) {
     const Port* a = plan.find(c.a.device)->find_port(c.a.port);
     const Port* b = plan.find(c.b.device)->find_port(c.b.port);
     ASSERT_TRUE(a && b);
-    EXPECT_EQ(Endpoint(a->peer_device, a->peer_port), c.b);
-    EXPECT_EQ(Endpoint(b->peer_device, b->peer_port), c.a);
+    EXPECT_EQ((Endpoint{a->peer_device, a->peer_port}), c.b);
+    EXPECT_EQ((Endpoint{b->peer_device, b->peer_port}), c.a);
   }
   size_t ports = 0;
   for (const Device& d : plan.devices) ports += d.ports.size();
