@@ -17,6 +17,18 @@ namespace {
 
 using nlohmann::json;
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#elif defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+
 shell::Outcome xm(const std::string& args, bool merge = true) { return shell::run("'" XM_BINARY "' " + args, merge); }
 
 class OpsLive : public ::testing::Test {
@@ -195,7 +207,9 @@ TEST_F(OpsLive, WatchReportsARecableWithinThreeSeconds) {
   ASSERT_GE(reports, 2u) << text;  // the clean start, then the swap
   ASSERT_GE(seen, 0) << "the watcher never reported the swap:\n" << text;
   std::cout << "[measured] --watch reported the swap " << seen - injected << " s after it was made\n";
-  EXPECT_LT(seen - injected, 3.0) << text;
+  // The bar is 3 s (docs/ops.md: 1.65 s measured); a sanitizer build validates several
+  // times slower, so it gets twice the time.
+  EXPECT_LT(seen - injected, kSanitized ? 6.0 : 3.0) << text;
 }
 
 }  // namespace
