@@ -46,7 +46,7 @@ class OpsLive : public ::testing::Test {
     std::remove(spec().c_str());
   }
   void SetUp() override {
-    if (::geteuid() != 0) GTEST_SKIP() << "needs root (network namespaces)";
+    ASSERT_EQ(::geteuid(), 0u) << "the live ops tests need root (network namespaces, FRR, lldpd): run them as root";
     ASSERT_TRUE(deployed_) << deploy_output_;
   }
   void TearDown() override {

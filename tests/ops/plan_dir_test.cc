@@ -148,7 +148,7 @@ TEST_F(PlanDir, TheInventoryHoldsTheWholePlanWithItsKeysIntact) {
 }
 
 TEST_F(PlanDir, RealFrrAcceptsEverySwitchConfiguration) {
-  if (shell::run("command -v vtysh").exit_code != 0) GTEST_SKIP() << "FRR is not installed (Debian package frr)";
+  ASSERT_EQ(shell::run("command -v vtysh").exit_code, 0) << "FRR is not installed (scripts/install-deps.sh installs frr)";
   for (const Device& d : plan_.devices) {
     if (d.role == Role::kHost) continue;
     std::string file = dir_ + "/switches/" + d.name + "/frr.conf";
@@ -161,7 +161,7 @@ TEST_F(PlanDir, RealFrrAcceptsEverySwitchConfiguration) {
 }
 
 TEST_F(PlanDir, GraphvizReadsTheTopologyDotWithEveryCable) {
-  if (shell::run("command -v gvpr").exit_code != 0) GTEST_SKIP() << "Graphviz is not installed";
+  ASSERT_EQ(shell::run("command -v gvpr").exit_code, 0) << "Graphviz is not installed (scripts/install-deps.sh installs graphviz)";
   shell::Outcome o = shell::run("gvpr 'BEG_G { printf(\"%d %d\\n\", nNodes($G), nEdges($G)); }' " + dir_ +
                                 "/topology.dot", false);
   ASSERT_EQ(o.exit_code, 0) << o.out;

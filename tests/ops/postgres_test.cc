@@ -58,9 +58,9 @@ int64_t count(PGconn* conn, const std::string& sql) {
 }
 
 TEST(OpsInventory, TheSameSchemaAndRowsLoadIntoARealPostgresServer) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root to run the server as the postgres user";
+  ASSERT_EQ(geteuid(), 0u) << "needs root to run the server as the postgres user: run the tests as root";
   PostgresServer server;
-  if (!server.installed()) GTEST_SKIP() << "PostgreSQL is not installed (Debian package postgresql)";
+  ASSERT_TRUE(server.installed()) << "PostgreSQL is not installed (scripts/install-deps.sh installs postgresql)";
   ASSERT_TRUE(server.started()) << server.log();
   Result<FabricPlan> plan = make_plan(ops_test::rail_spec(16, 8, 2), {});
   ASSERT_TRUE(plan.ok());
