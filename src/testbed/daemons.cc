@@ -7,11 +7,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "ops/observation.h"
 #include "testbed/state.h"
 #include "testbed/system.h"
 
@@ -150,17 +150,17 @@ Status wait_for_routes(const Plan& plan, std::chrono::milliseconds timeout) {
       for (const UplinkPlan& u : plan.uplinks) uplinks += u.tor == r.tor;
       Result<std::string> out = run_command({"ip", "-n", plan.netns_of(r.tor), "-j", "route", "show"});
       if (!out) return Error{out.error().message};
-      std::map<std::string, size_t> paths;
-      nlohmann::json routes = nlohmann::json::parse(*out, nullptr, false);
-      for (const nlohmann::json& route : routes.is_array() ? routes : nlohmann::json::array()) {
-        std::string dst = route.value("dst", "");
-        paths[dst] = route.contains("nexthops") ? route["nexthops"].size() : route.contains("gateway") ? 1 : 0;
-      }
+      // The same reading of `ip -j route` validation uses.
+      Result<std::map<std::string, std::vector<std::string>>> routes =
+          ops::parse_routes(*out, r.tor + ": ip -j route");
+      if (!routes) return Error{routes.error().message};
       for (const RailPlan& other : plan.rails) {
         if (other.tor == r.tor) continue;
         const std::string& dst = subnet_of[other.tor];
-        if (paths[dst] < uplinks)
-          missing = r.tor + " has " + std::to_string(paths[dst]) + " of " + std::to_string(uplinks) + " paths to " + dst;
+        auto via = routes->find(dst);
+        size_t paths = via == routes->end() ? 0 : via->second.size();
+        if (paths < uplinks)
+          missing = r.tor + " has " + std::to_string(paths) + " of " + std::to_string(uplinks) + " paths to " + dst;
       }
     }
     if (missing.empty()) return Status::Ok();
