@@ -234,6 +234,8 @@ void add_ops_commands(CLI::App& app, int& exit_code) {
   add_plan(*ops, exit_code);
   add_deploy(*ops, exit_code);
   add_validate(*ops, exit_code);
+  add_agent(*ops, exit_code);
+  add_monitor(*ops, exit_code);
 }
 
 }  // namespace xm::cli

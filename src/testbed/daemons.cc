@@ -116,17 +116,8 @@ Status restart_lldpd(const Plan& plan, const std::string& device) {
   // would blank the device's other ports for a second, and waits for it.
   for (pid_t pid : ours) ::kill(pid, SIGKILL);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  // Gone, or a zombie: the daemons were reparented when they daemonized, and whoever
-  // reaps them here may not be quick about it.
-  auto alive = [](pid_t pid) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string line;
-    if (!std::getline(stat, line)) return false;
-    size_t paren = line.rfind(')');
-    return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] != 'Z';
-  };
   for (pid_t pid : ours)
-    while (alive(pid) && std::chrono::steady_clock::now() < deadline)
+    while (process_running(pid) && std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
   std::error_code ec;
   fs::remove(daemon_dir(plan.name, device) + "/lldpd.socket", ec);

@@ -43,6 +43,8 @@ Result<Removed> remove_testbed(const std::string& name) {
     for (long pid = 0; in >> pid;)
       if (pid > 1 && ::kill(static_cast<pid_t>(pid), SIGKILL) == 0) ++removed.processes_killed;
   }
+  // Daemons outside the namespaces (a monitor's Prometheus) keep pid files here.
+  removed.processes_killed += size_t(stop_daemons_under(runtime_dir(name)));
   Batch del{"ip", "", {}};
   for (const std::string& ns : removed.namespaces) del.lines.push_back("netns del " + ns);
   if (Status s = run_batch(del); !s) return Error{"removing testbed " + name + ": " + s.message()};

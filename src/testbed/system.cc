@@ -226,4 +226,90 @@ Status write_sysctls(const std::string& netns, const std::vector<std::pair<std::
   return Status::Ok();
 }
 
+bool process_running(int pid) {
+  FILE* f = std::fopen(("/proc/" + std::to_string(pid) + "/stat").c_str(), "r");
+  if (!f) return false;
+  char buf[512];
+  size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  std::string_view line(buf, n);
+  size_t paren = line.rfind(')');
+  return paren != std::string_view::npos && paren + 2 < line.size() && line[paren + 2] != 'Z';
+}
+
+Result<int> start_daemon(const std::vector<std::string>& argv, const std::string& log, const std::string& pid_file) {
+  if (argv.empty()) return Error{"start_daemon: no command"};
+  std::vector<std::string> args = argv;
+  std::vector<char*> cargv;
+  for (std::string& a : args) cargv.push_back(a.data());
+  cargv.push_back(nullptr);
+  int out = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (out < 0) return Error{"cannot open " + log + ": " + errno_text(errno)};
+  int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    int e = errno;
+    ::close(out), ::close(in);
+    return Error{"fork: " + errno_text(e)};
+  }
+  if (pid == 0) {
+    ::setsid();
+    ::signal(SIGPIPE, SIG_DFL);
+    ::dup2(in, 0), ::dup2(out, 1), ::dup2(out, 2);
+    ::execvp(cargv[0], cargv.data());
+    std::string msg = "cannot start " + args[0] + ": " + errno_text(errno) + "\n";
+    (void)!::write(2, msg.data(), msg.size());
+    ::_exit(127);
+  }
+  ::close(out), ::close(in);
+  std::string text = std::to_string(pid) + "\n";
+  int fd = ::open(pid_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0 || ::write(fd, text.data(), text.size()) != ssize_t(text.size())) {
+    if (fd >= 0) ::close(fd);
+    ::kill(pid, SIGKILL);
+    return Error{"cannot write " + pid_file};
+  }
+  ::close(fd);
+  return int(pid);
+}
+
+int stop_daemons_under(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".pid") files.push_back(it->path().string());
+  return stop_daemons(files, dir);
+}
+
+int stop_daemons(const std::vector<std::string>& pid_files, const std::string& mentioned) {
+  std::vector<pid_t> ours;
+  for (const std::string& file : pid_files) {
+    FILE* f = std::fopen(file.c_str(), "r");
+    long pid = 0;
+    if (!f) continue;
+    if (std::fscanf(f, "%ld", &pid) != 1) pid = 0;
+    std::fclose(f);
+    if (pid <= 1) continue;
+    std::string cmdline;
+    if (FILE* c = std::fopen(("/proc/" + std::to_string(pid) + "/cmdline").c_str(), "r")) {
+      char buf[4096];
+      size_t n = std::fread(buf, 1, sizeof buf, c);
+      std::fclose(c);
+      cmdline.assign(buf, n);
+    }
+    if (cmdline.find(mentioned) == std::string::npos) continue;  // gone, or someone else now
+    if (::kill(pid_t(pid), SIGTERM) == 0) ours.push_back(pid_t(pid));
+  }
+  // Reap our own children; wait for the others to vanish.
+  auto gone = [](pid_t pid) { return ::waitpid(pid, nullptr, WNOHANG) == pid || !process_running(pid); };
+  for (int round = 0; round < 200; ++round) {
+    if (std::all_of(ours.begin(), ours.end(), gone)) return int(ours.size());
+    ::usleep(10000);
+  }
+  for (pid_t pid : ours)
+    if (!gone(pid)) ::kill(pid, SIGKILL), ::waitpid(pid, nullptr, WNOHANG);
+  return int(ours.size());
+}
+
 }  // namespace xm::testbed

@@ -52,6 +52,20 @@ class NetnsGuard {
   int home_ = -1;
 };
 
+// True while process `pid` exists and is not a zombie (a daemon's parent, init here,
+// may be slow to reap it).
+bool process_running(int pid);
+
+// Starts argv[0] (looked up in PATH) detached: its own session, stdin /dev/null, stdout
+// and stderr appended to `log`; writes its pid to `pid_file`. Returns the pid.
+Result<int> start_daemon(const std::vector<std::string>& argv, const std::string& log, const std::string& pid_file);
+
+// Stops (SIGTERM, then SIGKILL after 2 s) every process named by one of `pid_files`
+// whose command line mentions `mentioned` (so a reused pid is never hit); returns how
+// many it stopped. stop_daemons_under: every *.pid file under `dir`, mentioning `dir`.
+int stop_daemons(const std::vector<std::string>& pid_files, const std::string& mentioned);
+int stop_daemons_under(const std::string& dir);
+
 // Writes each (key, value), key in sysctl's dotted form, inside `netns`.
 Status write_sysctls(const std::string& netns, const std::vector<std::pair<std::string, std::string>>& settings);
 

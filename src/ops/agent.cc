@@ -1,0 +1,133 @@
+#include "ops/agent.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "ops/exposition.h"
+
+namespace xm::ops {
+namespace {
+
+double wall_seconds() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// utime + stime of this process (fields 14 and 15 of /proc/self/stat), in seconds.
+double cpu_seconds() {
+  std::ifstream in("/proc/self/stat");
+  std::string line;
+  std::getline(in, line);
+  size_t paren = line.rfind(')');
+  if (paren == std::string::npos) return 0;
+  std::istringstream fields(line.substr(paren + 2));
+  std::string skip;
+  for (int i = 3; i < 14; ++i) fields >> skip;
+  double utime = 0, stime = 0;
+  fields >> utime >> stime;
+  return (utime + stime) / double(::sysconf(_SC_CLK_TCK));
+}
+
+double resident_bytes() {
+  std::ifstream in("/proc/self/statm");
+  double size = 0, resident = 0;
+  in >> size >> resident;
+  return resident * double(::sysconf(_SC_PAGESIZE));
+}
+
+void counters(Exposition& e, const std::vector<LinkCounters>& links, const char* name, const char* help,
+              uint64_t LinkCounters::*field) {
+  e.family(name, "counter", help);
+  for (const LinkCounters& l : links) e.sample({{"device", l.name}}, double(l.*field));
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Agent>> Agent::open(const FabricPlan& plan, const AgentOptions& options) {
+  Result<std::vector<ProbeTarget>> targets = probe_targets(plan, options.host, options.mesh);
+  if (!targets) return targets.error();
+  Result<std::unique_ptr<Prober>> prober = Prober::open(std::move(targets).value(), options.prober);
+  if (!prober) return prober.error();
+  Result<LinkCounterReader> links = LinkCounterReader::open();
+  if (!links) return links.error();
+  std::unique_ptr<Agent> a(new Agent(options.host, std::move(prober).value(), std::move(links).value()));
+  a->start_time_ = wall_seconds();
+  return a;
+}
+
+std::string Agent::metrics() {
+  Exposition e;
+  e.family("xm_agent_info", "gauge", "The agent and the host it watches.");
+  e.sample({{"host", host_}}, 1);
+
+  const ProberSnapshot s = prober_->snapshot();
+  const std::vector<ProbeTarget>& targets = prober_->targets();
+  auto flow_labels = [&](size_t t, uint32_t f) {
+    const ProbeTarget& p = targets[t];
+    return Labels{{"host", host_}, {"nic", p.src_port}, {"peer_host", p.dst_host}, {"peer_nic", p.dst_port},
+                  {"pair", p.cross_rail ? "cross-rail" : "rail"}, {"flow", std::to_string(f)}};
+  };
+  auto per_flow = [&](const char* name, const char* type, const char* help, auto&& value, const char* suffix = "") {
+    e.family(name, type, help);
+    for (size_t t = 0; t < targets.size(); ++t)
+      for (uint32_t f = 0; f < prober_->flows_of(t); ++f)
+        e.sample(flow_labels(t, f), value(s.flows[prober_->flow_index(t, f)]), suffix);
+  };
+  per_flow("xm_probe_sent_total", "counter", "Probes sent to the peer NIC over this flow.",
+           [](const FlowStats& f) { return double(f.sent); });
+  per_flow("xm_probe_received_total", "counter", "Probes the peer answered in time.",
+           [](const FlowStats& f) { return double(f.received); });
+  per_flow("xm_probe_lost_total", "counter", "Probes not answered within the timeout, or not sent at all.",
+           [](const FlowStats& f) { return double(f.lost); });
+  per_flow("xm_probe_send_errors_total", "counter", "Probes the kernel refused to send (no route, NIC down).",
+           [](const FlowStats& f) { return double(f.send_errors); });
+  per_flow("xm_probe_late_total", "counter", "Replies that came after their probe was counted lost.",
+           [](const FlowStats& f) { return double(f.late); });
+  per_flow("xm_probe_fast", "gauge", "1 while the flow is probed at the fast rate (a suspect).",
+           [](const FlowStats& f) { return f.fast ? 1.0 : 0.0; });
+  e.family("xm_probe_rtt_seconds", "summary", "Round-trip time of the answered probes.");
+  for (size_t t = 0; t < targets.size(); ++t)
+    for (uint32_t f = 0; f < prober_->flows_of(t); ++f) {
+      const FlowStats& st = s.flows[prober_->flow_index(t, f)];
+      e.sample(flow_labels(t, f), st.rtt_sum_s, "_sum");
+      e.sample(flow_labels(t, f), double(st.received), "_count");
+    }
+  e.family("xm_probe_echoed_total", "counter", "Peers' probes this host answered.");
+  e.sample({{"host", host_}}, double(s.echoed));
+  e.family("xm_agent_schedule_lag_seconds", "summary",
+           "How late probes left against their schedule: large when the host starves the agent of CPU.");
+  e.sample({{"host", host_}}, s.lag_sum_s, "_sum");
+  e.sample({{"host", host_}}, double(s.lag_count), "_count");
+
+  if (Result<std::vector<LinkCounters>> links = links_.read()) {
+    const std::vector<LinkCounters>& l = *links;
+    counters(e, l, "node_network_receive_bytes_total", "Bytes received.", &LinkCounters::rx_bytes);
+    counters(e, l, "node_network_receive_packets_total", "Packets received.", &LinkCounters::rx_packets);
+    counters(e, l, "node_network_receive_errs_total", "Receive errors.", &LinkCounters::rx_errors);
+    counters(e, l, "node_network_receive_drop_total", "Received packets dropped.", &LinkCounters::rx_dropped);
+    counters(e, l, "node_network_transmit_bytes_total", "Bytes sent.", &LinkCounters::tx_bytes);
+    counters(e, l, "node_network_transmit_packets_total", "Packets sent.", &LinkCounters::tx_packets);
+    counters(e, l, "node_network_transmit_errs_total", "Transmit errors.", &LinkCounters::tx_errors);
+    counters(e, l, "node_network_transmit_drop_total", "Packets dropped on transmit.", &LinkCounters::tx_dropped);
+    counters(e, l, "node_network_carrier_changes_total", "Times the link's carrier went up or down.",
+             &LinkCounters::carrier_changes);
+    e.family("node_network_up", "gauge", "1 when the interface's operational state is up.");
+    for (const LinkCounters& c : l) e.sample({{"device", c.name}}, c.operstate == "up" ? 1 : 0);
+    e.family("node_network_carrier", "gauge", "1 when the interface has carrier.");
+    for (const LinkCounters& c : l) e.sample({{"device", c.name}}, c.carrier ? 1 : 0);
+    e.family("node_network_mtu_bytes", "gauge", "The interface's MTU.");
+    for (const LinkCounters& c : l) e.sample({{"device", c.name}}, double(c.mtu));
+  }
+
+  e.family("process_cpu_seconds_total", "counter", "User and system CPU time the agent spent.");
+  e.sample({}, cpu_seconds());
+  e.family("process_resident_memory_bytes", "gauge", "The agent's resident memory.");
+  e.sample({}, resident_bytes());
+  e.family("process_start_time_seconds", "gauge", "When the agent started, in seconds since the epoch.");
+  e.sample({}, start_time_);
+  return e.text();
+}
+
+}  // namespace xm::ops

@@ -1,0 +1,48 @@
+// Monitoring a testbed (`xm ops monitor`): an agent on every host (`xm ops agent` in the
+// host's namespace, /metrics on the loopback of the root namespace: the management side)
+// and Debian's Prometheus scraping them all, from a generated configuration.
+//
+//   runtime_dir(NAME)/<host>/agent.{pid,port,log}
+//   runtime_dir(NAME)/monitor/prometheus.{yml,pid,port,log}, prometheus-data/
+//
+// `xm testbed down` stops them with the rest (testbed::stop_daemons_under).
+#pragma once
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ops/prober.h"
+#include "testbed/plan.h"
+#include "util/result.h"
+
+namespace xm::ops {
+
+struct MonitorOptions {
+  std::string agent_binary;  // the xm that runs `ops agent`; default: this process's
+  ProberOptions prober;      // what every agent is started with
+  double scrape_interval_s = 1;
+};
+
+struct Monitor {
+  std::vector<std::pair<std::string, int>> agents;  // host, /metrics port on 127.0.0.1
+  int prometheus_port = 0;
+  std::string prometheus_config;
+};
+
+// The scrape configuration for agents at 127.0.0.1:<port>: one job, a target per host
+// labelled with it.
+std::string prometheus_config(const std::string& testbed, const std::vector<std::pair<std::string, int>>& agents,
+                              double scrape_interval_s);
+
+// Starts every agent, waits until each serves /metrics, then starts Prometheus and waits
+// until it is ready and has scraped every agent once. On error stops what it started.
+Result<Monitor> start_monitor(const testbed::Plan& plan, const MonitorOptions& options);
+
+// Stops the agents and Prometheus of testbed NAME; how many processes it stopped.
+int stop_monitor(const std::string& name);
+
+// Where the monitor of testbed NAME keeps Prometheus.
+std::string monitor_dir(const std::string& name);
+
+}  // namespace xm::ops

@@ -1,0 +1,112 @@
+// The agent's probes: UDP echoes between NICs, every host answering every other's.
+//
+// Each NIC address has an echo socket on `port` (the same on every host) and one sending
+// socket per flow on port + 1 + f: a flow is a fixed 5-tuple, so ECMP keeps it on one
+// path and a path that drops (a black hole for some 5-tuples) loses those flows only.
+// Rail pairs use flow 0; cross-rail pairs every flow. A probe that is not answered within
+// the timeout is lost; one that cannot be sent at all (no route, NIC down) too.
+//
+// The rate adapts: every flow is probed once per `interval_s`; a loss makes the flow and
+// every flow of its local NIC fast (`fast_interval_s`) until `suspect_hold_s` pass
+// without one. Sockets bind with IP_FREEBIND, so a NIC whose address is missing (down,
+// misconfigured) fails its probes rather than the agent.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "ops/probe_targets.h"
+#include "util/result.h"
+
+namespace xm::ops {
+
+struct ProberOptions {
+  uint16_t port = 7947;
+  uint32_t flows = 4;  // per cross-rail pair
+  double interval_s = 1.0;
+  double fast_interval_s = 0.1;
+  double suspect_hold_s = 10;
+  double timeout_s = 0.5;
+  uint32_t payload_bytes = 64;
+};
+
+struct FlowStats {
+  uint64_t sent = 0, received = 0, lost = 0;
+  uint64_t send_errors = 0;  // of the lost: the kernel refused to send (no route, NIC down)
+  uint64_t late = 0;         // replies after their probe was counted lost
+  double rtt_sum_s = 0;      // over the received
+  bool fast = false;
+};
+
+struct ProberSnapshot {
+  std::vector<FlowStats> flows;  // flow f of target t at flow_index(t, f)
+  uint64_t echoed = 0;           // peers' probes answered
+  double lag_sum_s = 0;          // how late probes left against their schedule, summed
+  uint64_t lag_count = 0;
+};
+
+class Prober {
+ public:
+  // Opens every socket in the calling thread's network namespace.
+  static Result<std::unique_ptr<Prober>> open(std::vector<ProbeTarget> targets, const ProberOptions& options);
+  ~Prober();
+  Prober(const Prober&) = delete;
+  Prober& operator=(const Prober&) = delete;
+
+  // Probes and answers until `stop` is set (checked at least every 100 ms).
+  void run(const std::atomic<bool>& stop);
+
+  const std::vector<ProbeTarget>& targets() const { return targets_; }
+  uint32_t flows_of(size_t target) const { return targets_[target].cross_rail ? options_.flows : 1; }
+  size_t flow_index(size_t target, uint32_t flow) const { return flow_base_[target] + flow; }
+  ProberSnapshot snapshot() const;
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Nic {
+    Ipv4 address;
+    int echo_fd = -1;
+    std::vector<int> send_fds;  // per flow
+    Clock::time_point fast_until{};
+  };
+  struct Flow {
+    size_t target = 0;
+    uint32_t flow = 0;
+    size_t nic = 0;
+    Clock::time_point due{}, fast_until{};
+  };
+  struct Pending {
+    size_t flow;
+    Clock::time_point sent;
+  };
+
+  Prober(std::vector<ProbeTarget> targets, const ProberOptions& options);
+  Status open_sockets();
+  void send_due(Clock::time_point now);
+  void expire(Clock::time_point now);
+  void lose(size_t flow, Clock::time_point now);
+  void drain_echo(int fd);
+  void drain_replies(int fd, Clock::time_point now);
+  bool is_fast(const Flow& f, Clock::time_point now) const;
+
+  std::vector<ProbeTarget> targets_;
+  ProberOptions options_;
+  std::vector<size_t> flow_base_;
+  std::vector<Nic> nics_;
+  std::vector<Flow> flows_;
+  uint64_t next_seq_ = 1;
+  std::unordered_map<uint64_t, Pending> pending_;
+  std::deque<uint64_t> in_flight_;  // seqs in send order: the oldest times out first
+  std::vector<std::byte> packet_;
+
+  mutable std::mutex mu_;  // guards snapshot_
+  ProberSnapshot snapshot_;
+};
+
+}  // namespace xm::ops
