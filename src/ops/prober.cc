@@ -2,7 +2,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <poll.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -44,6 +44,12 @@ Result<int> bound_udp(Ipv4 address, uint16_t port) {
     return Error{"binding UDP " + to_string(address) + ":" + std::to_string(port) + ": " + std::strerror(e)};
   }
   return fd;
+}
+
+int64_t wall_ns() {
+  timespec ts;
+  ::clock_gettime(CLOCK_REALTIME, &ts);  // the clock the kernel stamps packets with
+  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 double seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
@@ -94,6 +100,8 @@ Status Prober::open_sockets() {
     for (uint32_t f = 0; f < options_.flows; ++f) {
       Result<int> s = bound_udp(n.address, uint16_t(options_.port + 1 + f));
       if (!s) return Error{s.error().message};
+      int one = 1;
+      ::setsockopt(*s, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
       n.send_fds.push_back(*s);
     }
   }
@@ -115,7 +123,7 @@ void Prober::lose(size_t flow, Clock::time_point now) {
 void Prober::send_due(Clock::time_point now) {
   for (size_t i = 0; i < flows_.size(); ++i) {
     Flow& f = flows_[i];
-    if (f.due > now) continue;
+    if (f.due > now + kTick / 2) continue;  // this tick sends what falls due before the next one's middle
     const ProbeTarget& t = targets_[f.target];
     Header h{kMagic, next_seq_++, 0, uint32_t(i)};
     std::memcpy(packet_.data(), &h, sizeof h);
@@ -128,13 +136,13 @@ void Prober::send_due(Clock::time_point now) {
       FlowStats& s = snapshot_.flows[i];
       ++s.sent;
       s.fast = fast;
-      snapshot_.lag_sum_s += seconds(now - f.due);
+      snapshot_.lag_sum_s += std::max(0.0, seconds(now - f.due));
       ++snapshot_.lag_count;
       if (n < 0) ++s.lost, ++s.send_errors;
     }
     if (n < 0) lose(i, now);
     else {
-      pending_.emplace(h.seq, Pending{i, now});
+      pending_.emplace(h.seq, Pending{i, now, wall_ns()});
       in_flight_.push_back(h.seq);
     }
     const double interval = fast ? options_.fast_interval_s : options_.interval_s;
@@ -182,58 +190,69 @@ void Prober::drain_echo(int fd) {
   }
 }
 
-void Prober::drain_replies(int fd, Clock::time_point now) {
+void Prober::drain_replies(int fd) {
   for (;;) {
-    ssize_t n = ::recv(fd, packet_.data(), packet_.size(), 0);
+    iovec iov{packet_.data(), packet_.size()};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(timespec))];
+    msghdr m{};
+    m.msg_iov = &iov, m.msg_iovlen = 1, m.msg_control = control, m.msg_controllen = sizeof control;
+    ssize_t n = ::recvmsg(fd, &m, 0);
     if (n < 0) return;
     Header h;
     if (size_t(n) < sizeof h) continue;
     std::memcpy(&h, packet_.data(), sizeof h);
     if (h.magic != kMagic || !(h.flags & kReply)) continue;
+    // When the reply reached the host, by the kernel's clock: replies are read once a
+    // tick, not as they come, and the round trip must not include the wait.
+    int64_t arrived_ns = wall_ns();
+    for (cmsghdr* c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c))
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+        timespec ts;
+        std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+        arrived_ns = int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+      }
     auto it = pending_.find(h.seq);
+    std::lock_guard<std::mutex> lock(mu_);
     if (it == pending_.end()) {  // after its timeout, or not ours
-      std::lock_guard<std::mutex> lock(mu_);
       if (h.flow < snapshot_.flows.size() && h.seq < next_seq_) ++snapshot_.flows[h.flow].late;
       continue;
     }
-    const Pending p = it->second;
+    FlowStats& st = snapshot_.flows[it->second.flow];
+    ++st.received;
+    st.rtt_sum_s += double(std::max<int64_t>(0, arrived_ns - it->second.sent_ns)) * 1e-9;
     pending_.erase(it);
-    std::lock_guard<std::mutex> lock(mu_);
-    FlowStats& s = snapshot_.flows[p.flow];
-    ++s.received;
-    s.rtt_sum_s += seconds(now - p.sent);
   }
 }
 
 void Prober::run(const std::atomic<bool>& stop) {
-  std::vector<pollfd> fds;
-  std::vector<bool> is_echo;
+  // Two epoll sets: echo sockets wake the loop (a peer's probe is answered at once, so
+  // its round trip is the network's), reply sockets are read once a tick. Sends go out
+  // a tick at a time too: a few wake-ups a tick instead of one per packet.
+  const int echoes = ::epoll_create1(EPOLL_CLOEXEC), replies = ::epoll_create1(EPOLL_CLOEXEC);
   for (const Nic& n : nics_) {
-    fds.push_back({n.echo_fd, POLLIN, 0});
-    is_echo.push_back(true);
+    epoll_event e{EPOLLIN, {}};
+    e.data.fd = n.echo_fd;
+    ::epoll_ctl(echoes, EPOLL_CTL_ADD, n.echo_fd, &e);
     for (int fd : n.send_fds) {
-      fds.push_back({fd, POLLIN, 0});
-      is_echo.push_back(false);
+      e.data.fd = fd;
+      ::epoll_ctl(replies, EPOLL_CTL_ADD, fd, &e);
     }
   }
+  epoll_event ready[64];
   while (!stop.load(std::memory_order_relaxed)) {
     auto now = Clock::now();
-    send_due(now);
+    for (int k = ::epoll_wait(replies, ready, 64, 0), i = 0; i < k; ++i) drain_replies(ready[i].data.fd);
     expire(now);
-    auto next = now + std::chrono::milliseconds(100);
-    for (const Flow& f : flows_) next = std::min(next, f.due);
-    if (!in_flight_.empty())
-      if (auto it = pending_.find(in_flight_.front()); it != pending_.end())
-        next = std::min(next, it->second.sent + span(options_.timeout_s));
-    int wait_ms = int(std::max<int64_t>(0, std::chrono::duration_cast<std::chrono::milliseconds>(next - now).count() + 1));
-    if (::poll(fds.data(), fds.size(), wait_ms) <= 0) continue;
-    now = Clock::now();
-    for (size_t i = 0; i < fds.size(); ++i) {
-      if (!(fds[i].revents & POLLIN)) continue;
-      if (is_echo[i]) drain_echo(fds[i].fd);
-      else drain_replies(fds[i].fd, now);
+    send_due(now);
+    const auto tick_end = now + kTick;
+    while (!stop.load(std::memory_order_relaxed) && (now = Clock::now()) < tick_end) {
+      int wait_ms = int(std::chrono::ceil<std::chrono::milliseconds>(tick_end - now).count());
+      int k = ::epoll_wait(echoes, ready, 64, wait_ms);
+      for (int i = 0; i < k; ++i) drain_echo(ready[i].data.fd);
     }
   }
+  ::close(echoes);
+  ::close(replies);
 }
 
 ProberSnapshot Prober::snapshot() const {
