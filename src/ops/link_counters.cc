@@ -91,8 +91,11 @@ Result<std::vector<LinkCounters>> LinkCounterReader::read() {
     ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return Error{std::string("netlink RTM_GETLINK reply: ") + (n < 0 ? std::strerror(errno) : "closed")};
-    int left = int(n);
-    for (const auto* h = reinterpret_cast<const nlmsghdr*>(buf); NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+    // (by hand rather than NLMSG_OK, which compares signed with unsigned)
+    for (size_t at = 0; at + sizeof(nlmsghdr) <= size_t(n);) {
+      const auto* h = reinterpret_cast<const nlmsghdr*>(buf + at);
+      if (h->nlmsg_len < sizeof(nlmsghdr) || at + h->nlmsg_len > size_t(n)) break;
+      at += NLMSG_ALIGN(h->nlmsg_len);
       if (h->nlmsg_seq != seq_) continue;  // a late answer to an earlier, timed-out request
       if (h->nlmsg_type == NLMSG_DONE) return out;
       if (h->nlmsg_type == NLMSG_ERROR) return Error{"netlink RTM_GETLINK: the kernel refused the dump"};
