@@ -59,6 +59,9 @@ void add_agent(CLI::App& ops, int& exit_code) {
       return fail("--interval, --fast-interval and --timeout must be > 0, --flows 1-64", 2);
     Result<ops::FabricPlan> plan = ops::load_plan_dir(a->plan);
     if (!plan) return fail(plan.error().message, 2);
+    const ops::Device* host = plan->find(a->options.host);
+    if (!host || host->role != ops::Role::kHost)
+      return fail("no host \"" + a->options.host + "\" in the plan " + a->plan, 2);
     std::unique_ptr<ops::Agent> agent;
     // Bound here, before entering the namespace: /metrics stays on the management side.
     Result<std::unique_ptr<ops::MetricsServer>> server =
