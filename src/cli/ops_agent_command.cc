@@ -50,10 +50,7 @@ void add_agent(CLI::App& ops, int& exit_code) {
   cmd->add_option("--hold", p.suspect_hold_s, "seconds a flow stays suspect after its last loss")->capture_default_str();
   cmd->add_option("--timeout", p.timeout_s, "seconds after which an unanswered probe is lost")->capture_default_str();
   cmd->callback([a, &exit_code] {
-    auto fail = [&](const std::string& why, int code) {
-      std::cerr << "xm ops agent: " << why << "\n";
-      exit_code = code;
-    };
+    auto fail = failure_reporter("agent", exit_code);
     const ops::ProberOptions& p = a->options.prober;
     if (!(p.interval_s > 0) || !(p.fast_interval_s > 0) || !(p.timeout_s > 0) || p.flows == 0 || p.flows > 64)
       return fail("--interval, --fast-interval and --timeout must be > 0, --flows 1-64", 2);
@@ -89,8 +86,7 @@ void add_agent(CLI::App& ops, int& exit_code) {
         return fail("cannot write " + a->port_file, 1);
     }
     std::cerr << "xm ops agent: " << a->options.host << ": probing " << agent->prober().targets().size()
-              << " peer NICs; metrics on " << a->listen.substr(0, a->listen.rfind(':')) << ":" << (*server)->port()
-              << "/metrics\n";
+              << " peer NICs; metrics on " << (*server)->address().str() << "/metrics\n";
     agent->run(g_stop);
     server->reset();  // stop serving before the agent it renders goes
   });
@@ -114,10 +110,7 @@ void add_monitor(CLI::App& ops, int& exit_code) {
   cmd->add_option("--scrape-interval", a->options.scrape_interval_s, "Prometheus: seconds between scrapes")
       ->capture_default_str();
   cmd->callback([a, &exit_code] {
-    auto fail = [&](const std::string& why, int code) {
-      std::cerr << "xm ops monitor: " << why << "\n";
-      exit_code = code;
-    };
+    auto fail = failure_reporter("monitor", exit_code);
     if (!testbed::is_root()) return fail(testbed::root_required().message, 1);
     if (a->stop) {
       std::cout << "stopped " << ops::stop_monitor(a->name) << " process(es) of testbed " << a->name << "'s monitor\n";

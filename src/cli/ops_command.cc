@@ -134,10 +134,7 @@ void add_deploy(CLI::App& ops, int& exit_code) {
   cmd->add_option("--spines", a->options.testbed.spines, "spines, for a spec without a spine tier")->capture_default_str();
   cmd->add_flag("--replace", a->options.replace, "remove a testbed of the same name first");
   cmd->callback([a, &exit_code] {
-    auto fail = [&](const std::string& why, int code) {
-      std::cerr << "xm ops deploy: " << why << "\n";
-      exit_code = code;
-    };
+    auto fail = failure_reporter("deploy", exit_code);
     auto start = std::chrono::steady_clock::now();
     testbed::PlanOptions& t = a->options.testbed;
     Result<topo::ClusterSpec> spec = load_input(a->input, t);
@@ -188,10 +185,7 @@ void add_validate(CLI::App& ops, int& exit_code) {
   cmd->add_flag("--watch", a->watch, "validate again on every link change (and as LLDP catches up); print each change");
   cmd->add_option("--for", a->seconds, "with --watch: stop after this many seconds (default: run until interrupted)");
   cmd->callback([a, &exit_code] {
-    auto fail = [&](const std::string& why, int code) {
-      std::cerr << "xm ops validate: " << why << "\n";
-      exit_code = code;
-    };
+    auto fail = failure_reporter("validate", exit_code);
     auto start = std::chrono::steady_clock::now();
     if (!testbed::is_root()) return fail(testbed::root_required().message, 1);
     Result<testbed::Plan> tb = testbed::load_state(a->name);

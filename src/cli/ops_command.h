@@ -3,11 +3,23 @@
 
 #include <CLI/CLI.hpp>
 
+#include <iostream>
+#include <string>
+
 namespace xm::cli {
 
 // Registers the ops subcommands on `app`. Errors go to stderr and set `exit_code`
 // (2: bad arguments or input, 1: the system said no or the check found problems).
 void add_ops_commands(CLI::App& app, int& exit_code);
+
+// What a subcommand's callback calls on an error: prints "xm ops COMMAND: why" on stderr
+// and sets the exit code (`return fail(why, code);` ends the callback).
+inline auto failure_reporter(const char* command, int& exit_code) {
+  return [command, &exit_code](const std::string& why, int code) {
+    std::cerr << "xm ops " << command << ": " << why << "\n";
+    exit_code = code;
+  };
+}
 
 // `xm ops agent` and `xm ops monitor` (ops_agent_command.cc).
 void add_agent(CLI::App& ops, int& exit_code);

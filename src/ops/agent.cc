@@ -1,10 +1,10 @@
 #include "ops/agent.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <fstream>
-#include <sstream>
 
 #include "ops/exposition.h"
 
@@ -15,19 +15,12 @@ double wall_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// utime + stime of this process (fields 14 and 15 of /proc/self/stat), in seconds.
+// User and system CPU time of this process, every thread.
 double cpu_seconds() {
-  std::ifstream in("/proc/self/stat");
-  std::string line;
-  std::getline(in, line);
-  size_t paren = line.rfind(')');
-  if (paren == std::string::npos) return 0;
-  std::istringstream fields(line.substr(paren + 2));
-  std::string skip;
-  for (int i = 3; i < 14; ++i) fields >> skip;
-  double utime = 0, stime = 0;
-  fields >> utime >> stime;
-  return (utime + stime) / double(::sysconf(_SC_CLK_TCK));
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  auto secs = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) * 1e-6; };
+  return secs(u.ru_utime) + secs(u.ru_stime);
 }
 
 double resident_bytes() {
@@ -52,9 +45,20 @@ Result<std::unique_ptr<Agent>> Agent::open(const FabricPlan& plan, const AgentOp
   if (!prober) return prober.error();
   Result<LinkCounterReader> links = LinkCounterReader::open();
   if (!links) return links.error();
-  std::unique_ptr<Agent> a(new Agent(options.host, std::move(prober).value(), std::move(links).value()));
-  a->start_time_ = wall_seconds();
-  return a;
+  return std::unique_ptr<Agent>(new Agent(options.host, std::move(prober).value(), std::move(links).value()));
+}
+
+Agent::Agent(std::string host, std::unique_ptr<Prober> prober, LinkCounterReader links)
+    : host_(std::move(host)), prober_(std::move(prober)), links_(std::move(links)), start_time_(wall_seconds()) {
+  // A flow's labels never change: built once, not on every scrape.
+  const std::vector<ProbeTarget>& targets = prober_->targets();
+  for (size_t t = 0; t < targets.size(); ++t)
+    for (uint32_t f = 0; f < prober_->flows_of(t); ++f) {
+      const ProbeTarget& p = targets[t];
+      flow_labels_.push_back(Labels{{"host", host_}, {"nic", p.src_port}, {"peer_host", p.dst_host},
+                                    {"peer_nic", p.dst_port}, {"pair", p.cross_rail ? "cross-rail" : "rail"},
+                                    {"flow", std::to_string(f)}});
+    }
 }
 
 std::string Agent::metrics() {
@@ -63,17 +67,10 @@ std::string Agent::metrics() {
   e.sample({{"host", host_}}, 1);
 
   const ProberSnapshot s = prober_->snapshot();
-  const std::vector<ProbeTarget>& targets = prober_->targets();
-  auto flow_labels = [&](size_t t, uint32_t f) {
-    const ProbeTarget& p = targets[t];
-    return Labels{{"host", host_}, {"nic", p.src_port}, {"peer_host", p.dst_host}, {"peer_nic", p.dst_port},
-                  {"pair", p.cross_rail ? "cross-rail" : "rail"}, {"flow", std::to_string(f)}};
-  };
-  auto per_flow = [&](const char* name, const char* type, const char* help, auto&& value, const char* suffix = "") {
+  // Flows are numbered as the prober keeps them: flow_labels_[i] describes s.flows[i].
+  auto per_flow = [&](const char* name, const char* type, const char* help, auto&& value) {
     e.family(name, type, help);
-    for (size_t t = 0; t < targets.size(); ++t)
-      for (uint32_t f = 0; f < prober_->flows_of(t); ++f)
-        e.sample(flow_labels(t, f), value(s.flows[prober_->flow_index(t, f)]), suffix);
+    for (size_t i = 0; i < s.flows.size(); ++i) e.sample(flow_labels_[i], value(s.flows[i]));
   };
   per_flow("xm_probe_sent_total", "counter", "Probes sent to the peer NIC over this flow.",
            [](const FlowStats& f) { return double(f.sent); });
@@ -88,12 +85,10 @@ std::string Agent::metrics() {
   per_flow("xm_probe_fast", "gauge", "1 while the flow is probed at the fast rate (a suspect).",
            [](const FlowStats& f) { return f.fast ? 1.0 : 0.0; });
   e.family("xm_probe_rtt_seconds", "summary", "Round-trip time of the answered probes.");
-  for (size_t t = 0; t < targets.size(); ++t)
-    for (uint32_t f = 0; f < prober_->flows_of(t); ++f) {
-      const FlowStats& st = s.flows[prober_->flow_index(t, f)];
-      e.sample(flow_labels(t, f), st.rtt_sum_s, "_sum");
-      e.sample(flow_labels(t, f), double(st.received), "_count");
-    }
+  for (size_t i = 0; i < s.flows.size(); ++i) {
+    e.sample(flow_labels_[i], s.flows[i].rtt_sum_s, "_sum");
+    e.sample(flow_labels_[i], double(s.flows[i].received), "_count");
+  }
   e.family("xm_probe_echoed_total", "counter", "Peers' probes this host answered.");
   e.sample({{"host", host_}}, double(s.echoed));
   e.family("xm_agent_schedule_lag_seconds", "summary",

@@ -16,7 +16,9 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "ops/exposition.h"
 #include "ops/fabric_plan.h"
 #include "ops/link_counters.h"
 #include "ops/prober.h"
@@ -43,12 +45,12 @@ class Agent {
   const Prober& prober() const { return *prober_; }
 
  private:
-  Agent(std::string host, std::unique_ptr<Prober> prober, LinkCounterReader links)
-      : host_(std::move(host)), prober_(std::move(prober)), links_(std::move(links)) {}
+  Agent(std::string host, std::unique_ptr<Prober> prober, LinkCounterReader links);
   std::string host_;
   std::unique_ptr<Prober> prober_;
   LinkCounterReader links_;
-  double start_time_ = 0;
+  double start_time_;
+  std::vector<Labels> flow_labels_;  // by the prober's flow index
 };
 
 }  // namespace xm::ops

@@ -8,17 +8,8 @@ namespace xm::ops {
 
 Result<std::unique_ptr<MetricsServer>> MetricsServer::bind(const std::string& listen,
                                                            std::function<std::string()> render) {
-  size_t colon = listen.rfind(':');
-  if (colon == std::string::npos || colon == 0) return Error{"--listen \"" + listen + "\" is not ADDRESS:PORT"};
-  const std::string address = listen.substr(0, colon), port_text = listen.substr(colon + 1);
-  int port = -1;
-  try {
-    size_t used = 0;
-    port = std::stoi(port_text, &used);
-    if (used != port_text.size()) port = -1;
-  } catch (const std::exception&) {
-  }
-  if (port < 0 || port > 65535) return Error{"--listen \"" + listen + "\": the port must be 0-65535"};
+  Result<SocketAddress> at = parse_socket_address(listen);
+  if (!at) return Error{"--listen " + at.error().message};
 
   std::unique_ptr<MetricsServer> s(new MetricsServer);
   s->server_ = std::make_unique<httplib::Server>();
@@ -27,8 +18,10 @@ Result<std::unique_ptr<MetricsServer>> MetricsServer::bind(const std::string& li
   s->server_->Get("/metrics", [render = std::move(render)](const httplib::Request&, httplib::Response& res) {
     res.set_content(render(), kExpositionContentType);
   });
-  s->port_ = port == 0 ? s->server_->bind_to_any_port(address) : (s->server_->bind_to_port(address, port) ? port : -1);
-  if (s->port_ < 0) return Error{"cannot listen on " + listen + " (in use, or not an address of this host?)"};
+  const int port = at->port == 0 ? s->server_->bind_to_any_port(at->host)
+                                 : (s->server_->bind_to_port(at->host, at->port) ? at->port : -1);
+  if (port < 0) return Error{"cannot listen on " + listen + " (in use, or not an address of this host?)"};
+  s->bound_ = SocketAddress{at->host, uint16_t(port)};
   return s;
 }
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "util/result.h"
+#include "util/socket_address.h"
 
 namespace httplib {
 class Server;
@@ -23,7 +24,8 @@ class MetricsServer {
   static Result<std::unique_ptr<MetricsServer>> bind(const std::string& listen, std::function<std::string()> render);
   ~MetricsServer();  // stops serving
 
-  int port() const { return port_; }
+  int port() const { return bound_.port; }
+  const SocketAddress& address() const { return bound_; }  // with the port it got
   // Serves on a thread of its own until destroyed.
   void start();
 
@@ -31,7 +33,7 @@ class MetricsServer {
   MetricsServer() = default;
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
-  int port_ = 0;
+  SocketAddress bound_;
 };
 
 }  // namespace xm::ops

@@ -69,7 +69,7 @@ Prober::Prober(std::vector<ProbeTarget> targets, const ProberOptions& options)
     auto [it, fresh] = nic_of.try_emplace(targets_[t].src.value, nics_.size());
     if (fresh) nics_.push_back(Nic{targets_[t].src, -1, {}, {}});
     flow_base_.push_back(flows_.size());
-    for (uint32_t f = 0; f < flows_of(t); ++f) flows_.push_back(Flow{t, f, it->second, {}, {}});
+    for (uint32_t f = 0; f < flows_of(t); ++f) flows_.push_back(Flow{t, f, it->second, {}});
   }
   // Spread the first probes over one interval, so the agent sends at an even rate.
   const auto start = Clock::now();
@@ -108,14 +108,9 @@ Status Prober::open_sockets() {
   return Status::Ok();
 }
 
-bool Prober::is_fast(const Flow& f, Clock::time_point now) const {
-  return now < f.fast_until || now < nics_[f.nic].fast_until;
-}
-
 void Prober::lose(size_t flow, Clock::time_point now) {
   Flow& f = flows_[flow];
-  const auto until = now + span(options_.suspect_hold_s);
-  f.fast_until = nics_[f.nic].fast_until = until;
+  nics_[f.nic].fast_until = now + span(options_.suspect_hold_s);
   // Probe the suspect again soon rather than at its old, slow turn.
   f.due = std::min(f.due, now + span(options_.fast_interval_s));
 }
@@ -125,12 +120,14 @@ void Prober::send_due(Clock::time_point now) {
     Flow& f = flows_[i];
     if (f.due > now + kTick / 2) continue;  // this tick sends what falls due before the next one's middle
     const ProbeTarget& t = targets_[f.target];
-    Header h{kMagic, next_seq_++, 0, uint32_t(i)};
+    const uint64_t seq = first_seq_ + in_flight_.size();
+    Header h{kMagic, seq, 0, uint32_t(i)};
     std::memcpy(packet_.data(), &h, sizeof h);
     sockaddr_in to = socket_address(t.dst, options_.port);
+    const int64_t sent_ns = wall_ns();
     ssize_t n = ::sendto(nics_[f.nic].send_fds[f.flow], packet_.data(), packet_.size(), 0,
                          reinterpret_cast<sockaddr*>(&to), sizeof to);
-    const bool fast = is_fast(f, now);
+    const bool fast = now < nics_[f.nic].fast_until;
     {
       std::lock_guard<std::mutex> lock(mu_);
       FlowStats& s = snapshot_.flows[i];
@@ -140,11 +137,8 @@ void Prober::send_due(Clock::time_point now) {
       ++snapshot_.lag_count;
       if (n < 0) ++s.lost, ++s.send_errors;
     }
+    in_flight_.push_back(InFlight{i, now, sent_ns, n < 0});
     if (n < 0) lose(i, now);
-    else {
-      pending_.emplace(h.seq, Pending{i, now, wall_ns()});
-      in_flight_.push_back(h.seq);
-    }
     const double interval = fast ? options_.fast_interval_s : options_.interval_s;
     f.due += span(interval);
     if (f.due <= now) f.due = now + span(interval);  // fell behind (a starved agent): no burst to catch up
@@ -153,21 +147,15 @@ void Prober::send_due(Clock::time_point now) {
 
 void Prober::expire(Clock::time_point now) {
   const auto timeout = span(options_.timeout_s);
-  while (!in_flight_.empty()) {
-    auto it = pending_.find(in_flight_.front());
-    if (it == pending_.end()) {  // answered
-      in_flight_.pop_front();
-      continue;
-    }
-    if (now - it->second.sent < timeout) break;
-    const size_t flow = it->second.flow;
-    pending_.erase(it);
-    in_flight_.pop_front();
+  for (; !in_flight_.empty(); in_flight_.pop_front(), ++first_seq_) {
+    const InFlight& p = in_flight_.front();
+    if (p.done) continue;
+    if (now - p.sent < timeout) break;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      ++snapshot_.flows[flow].lost;
+      ++snapshot_.flows[p.flow].lost;
     }
-    lose(flow, now);
+    lose(p.flow, now);
   }
 }
 
@@ -211,16 +199,17 @@ void Prober::drain_replies(int fd) {
         std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
         arrived_ns = int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
       }
-    auto it = pending_.find(h.seq);
     std::lock_guard<std::mutex> lock(mu_);
-    if (it == pending_.end()) {  // after its timeout, or not ours
-      if (h.flow < snapshot_.flows.size() && h.seq < next_seq_) ++snapshot_.flows[h.flow].late;
+    if (h.seq < first_seq_ || h.seq - first_seq_ >= in_flight_.size() || in_flight_[h.seq - first_seq_].done) {
+      // after its timeout, or again (or not ours at all)
+      if (h.flow < snapshot_.flows.size() && h.seq < first_seq_ + in_flight_.size()) ++snapshot_.flows[h.flow].late;
       continue;
     }
-    FlowStats& st = snapshot_.flows[it->second.flow];
+    InFlight& p = in_flight_[h.seq - first_seq_];
+    p.done = true;
+    FlowStats& st = snapshot_.flows[p.flow];
     ++st.received;
-    st.rtt_sum_s += double(std::max<int64_t>(0, arrived_ns - it->second.sent_ns)) * 1e-9;
-    pending_.erase(it);
+    st.rtt_sum_s += double(std::max<int64_t>(0, arrived_ns - p.sent_ns)) * 1e-9;
   }
 }
 

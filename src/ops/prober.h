@@ -23,7 +23,6 @@
 #include <deque>
 #include <memory>
 #include <mutex>
-#include <unordered_map>
 #include <vector>
 
 #include "ops/probe_targets.h"
@@ -64,7 +63,7 @@ class Prober {
   Prober(const Prober&) = delete;
   Prober& operator=(const Prober&) = delete;
 
-  // Probes and answers until `stop` is set (checked at least every 100 ms).
+  // Probes and answers until `stop` is set (checked every tick).
   void run(const std::atomic<bool>& stop);
 
   const std::vector<ProbeTarget>& targets() const { return targets_; }
@@ -78,18 +77,21 @@ class Prober {
     Ipv4 address;
     int echo_fd = -1;
     std::vector<int> send_fds;  // per flow
-    Clock::time_point fast_until{};
+    Clock::time_point fast_until{};  // a loss on any of its flows makes them all fast
   };
   struct Flow {
     size_t target = 0;
     uint32_t flow = 0;
     size_t nic = 0;
-    Clock::time_point due{}, fast_until{};
+    Clock::time_point due{};
   };
-  struct Pending {
+  // A probe sent and not yet answered or lost; the probe with sequence number s is
+  // in_flight_[s - first_seq_] while it is (sequence numbers go up by one per probe).
+  struct InFlight {
     size_t flow;
     Clock::time_point sent;  // for the timeout
     int64_t sent_ns;         // CLOCK_REALTIME, against the kernel's receive timestamp
+    bool done = false;       // answered, or never sent
   };
   static constexpr std::chrono::milliseconds kTick{20};
 
@@ -100,16 +102,14 @@ class Prober {
   void lose(size_t flow, Clock::time_point now);
   void drain_echo(int fd);
   void drain_replies(int fd);
-  bool is_fast(const Flow& f, Clock::time_point now) const;
 
   std::vector<ProbeTarget> targets_;
   ProberOptions options_;
   std::vector<size_t> flow_base_;
   std::vector<Nic> nics_;
   std::vector<Flow> flows_;
-  uint64_t next_seq_ = 1;
-  std::unordered_map<uint64_t, Pending> pending_;
-  std::deque<uint64_t> in_flight_;  // seqs in send order: the oldest times out first
+  uint64_t first_seq_ = 1;  // of in_flight_.front()
+  std::deque<InFlight> in_flight_;  // in send order: the oldest times out first
   std::vector<std::byte> packet_;
 
   mutable std::mutex mu_;  // guards snapshot_

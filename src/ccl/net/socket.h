@@ -8,18 +8,15 @@
 #include <string>
 
 #include "util/result.h"
+#include "util/socket_address.h"
 
 namespace xm::ccl::net {
 
 using Clock = std::chrono::steady_clock;
 
-// A socket address as people write it: "10.0.0.1:29500", "[::1]:29500", "host:port".
-struct Endpoint {
-  std::string host;
-  uint16_t port = 0;
-  std::string str() const;
-};
-Result<Endpoint> parse_endpoint(const std::string& text);
+// A socket address as people write it (util/socket_address.h).
+using Endpoint = SocketAddress;
+inline Result<Endpoint> parse_endpoint(const std::string& text) { return parse_socket_address(text); }
 
 // An owned file descriptor, closed on destruction.
 class Fd {
