@@ -110,7 +110,9 @@ TEST(Exposition, PromtoolAcceptsItAndLabelsAreEscaped) {
 }
 
 TEST(Monitor, PrometheusAcceptsTheGeneratedConfiguration) {
-  std::string config = prometheus_config("tb", {{"h0", 9101}, {"h1", 9102}}, 1);
+  // (half a second: Prometheus refuses fractional durations such as "0.5s")
+  std::string config = prometheus_config("tb", {{"h0", 9101}, {"h1", 9102}}, 0.5);
+  EXPECT_NE(config.find("scrape_interval: 500ms"), std::string::npos) << config;
   EXPECT_NE(config.find("'127.0.0.1:9101'"), std::string::npos);
   EXPECT_NE(config.find("host: h1"), std::string::npos);
   std::string path = "/tmp/xm-prometheus-test-" + std::to_string(::getpid()) + ".yml";
