@@ -10,7 +10,8 @@
 
 #include "cli/ops_command.h"
 #include "ops/agent.h"
-#include "ops/metrics_server.h"
+#include "ops/exposition.h"
+#include "ops/http_server.h"
 #include "ops/monitor.h"
 #include "ops/plan_dir.h"
 #include "testbed/state.h"
@@ -20,9 +21,21 @@ namespace xm::cli {
 namespace {
 
 std::atomic<bool> g_stop{false};
-void on_signal(int) { g_stop.store(true); }
+std::atomic<bool>* g_stop_on_signal = nullptr;
+void on_signal(int) { g_stop_on_signal->store(true); }
 
 }  // namespace
+
+bool announce_daemon(std::atomic<bool>& stop, const std::string& port_file, int port) {
+  g_stop_on_signal = &stop;
+  ::signal(SIGTERM, on_signal);
+  ::signal(SIGINT, on_signal);
+  if (port_file.empty()) return true;
+  std::ofstream out(port_file + ".tmp");
+  out << port << "\n";
+  out.close();
+  return out && std::rename((port_file + ".tmp").c_str(), port_file.c_str()) == 0;
+}
 
 void add_agent(CLI::App& ops, int& exit_code) {
   struct Args {
@@ -34,7 +47,8 @@ void add_agent(CLI::App& ops, int& exit_code) {
       "agent", "the host agent: probes every NIC's peers on its rail and across rails over several ECMP flows, reads "
                "link counters, serves both as Prometheus metrics on /metrics");
   cmd->add_option("--plan", a->plan, "plan directory (xm ops plan)")->required();
-  cmd->add_option("--host", a->options.host, "this host's name in the plan")->required();
+  cmd->add_option("--host", a->options.host, "this host's name in the plan (a switch's: counters only, no probes)")
+      ->required();
   cmd->add_option("--listen", a->listen, "ADDRESS:PORT for /metrics (port 0: any free one)")->capture_default_str();
   cmd->add_option("--port-file", a->port_file, "write the port /metrics listens on here once it listens");
   cmd->add_option("--netns", a->netns,
@@ -56,13 +70,11 @@ void add_agent(CLI::App& ops, int& exit_code) {
       return fail("--interval, --fast-interval and --timeout must be > 0, --flows 1-64", 2);
     Result<ops::FabricPlan> plan = ops::load_plan_dir(a->plan);
     if (!plan) return fail(plan.error().message, 2);
-    const ops::Device* host = plan->find(a->options.host);
-    if (!host || host->role != ops::Role::kHost)
-      return fail("no host \"" + a->options.host + "\" in the plan " + a->plan, 2);
+    if (!plan->find(a->options.host)) return fail("no host or switch \"" + a->options.host + "\" in the plan " + a->plan, 2);
     std::unique_ptr<ops::Agent> agent;
     // Bound here, before entering the namespace: /metrics stays on the management side.
-    Result<std::unique_ptr<ops::MetricsServer>> server =
-        ops::MetricsServer::bind(a->listen, [&agent] { return agent->metrics(); });
+    Result<std::unique_ptr<ops::HttpServer>> server = ops::HttpServer::bind(
+        a->listen, {{"/metrics", ops::kExpositionContentType, [&agent](const auto&) { return agent->metrics(); }}});
     if (!server) return fail(server.error().message, 2);
     {
       std::optional<testbed::NetnsGuard> in;
@@ -75,16 +87,8 @@ void add_agent(CLI::App& ops, int& exit_code) {
       if (!opened) return fail(opened.error().message, 1);
       agent = std::move(opened).value();
     }
-    ::signal(SIGTERM, on_signal);
-    ::signal(SIGINT, on_signal);
     (*server)->start();
-    if (!a->port_file.empty()) {
-      std::ofstream out(a->port_file + ".tmp");
-      out << (*server)->port() << "\n";
-      out.close();
-      if (!out || std::rename((a->port_file + ".tmp").c_str(), a->port_file.c_str()) != 0)
-        return fail("cannot write " + a->port_file, 1);
-    }
+    if (!announce_daemon(g_stop, a->port_file, (*server)->port())) return fail("cannot write " + a->port_file, 1);
     std::cerr << "xm ops agent: " << a->options.host << ": probing " << agent->prober().targets().size()
               << " peer NICs; metrics on " << (*server)->address().str() << "/metrics\n";
     agent->run(g_stop);
@@ -109,6 +113,7 @@ void add_monitor(CLI::App& ops, int& exit_code) {
   cmd->add_option("--flows", a->options.prober.flows, "agents: 5-tuples per cross-rail pair")->capture_default_str();
   cmd->add_option("--scrape-interval", a->options.scrape_interval_s, "Prometheus: seconds between scrapes")
       ->capture_default_str();
+  cmd->add_flag("!--no-controller", a->options.controller, "agents and Prometheus only");
   cmd->callback([a, &exit_code] {
     auto fail = failure_reporter("monitor", exit_code);
     if (!testbed::is_root()) return fail(testbed::root_required().message, 1);
@@ -125,7 +130,11 @@ void add_monitor(CLI::App& ops, int& exit_code) {
     for (const auto& [host, port] : m->agents)
       std::cout << "agent " << host << "  http://127.0.0.1:" << port << "/metrics\n";
     std::cout << "prometheus  http://127.0.0.1:" << m->prometheus_port << "/  (" << m->prometheus_config
-              << "); every agent scraped. Stop: xm ops monitor --stop --name " << a->name << "\n";
+              << "); every agent scraped\n";
+    if (m->controller_port)
+      std::cout << "controller  http://127.0.0.1:" << m->controller_port << "/api/incidents  (xm ops locate --name "
+                << a->name << ")\n";
+    std::cout << "stop: xm ops monitor --stop --name " << a->name << "\n";
   });
 }
 

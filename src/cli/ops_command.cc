@@ -230,6 +230,8 @@ void add_ops_commands(CLI::App& app, int& exit_code) {
   add_validate(*ops, exit_code);
   add_agent(*ops, exit_code);
   add_monitor(*ops, exit_code);
+  add_controller(*ops, exit_code);
+  add_locate(*ops, exit_code);
 }
 
 }  // namespace xm::cli

@@ -1,8 +1,9 @@
-// `xm ops ...`: plan, deploy, validate, agent.
+// `xm ops ...`: plan, deploy, validate, agent, monitor, controller, locate.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
+#include <atomic>
 #include <iostream>
 #include <string>
 
@@ -21,8 +22,16 @@ inline auto failure_reporter(const char* command, int& exit_code) {
   };
 }
 
+// A daemon the monitor starts (agent, controller), once it listens on `port`: SIGTERM
+// and SIGINT set `stop` from now on, and the port goes to `port_file` (if any) in one
+// rename, so a reader never sees half a number. False when the file cannot be written.
+bool announce_daemon(std::atomic<bool>& stop, const std::string& port_file, int port);
+
 // `xm ops agent` and `xm ops monitor` (ops_agent_command.cc).
 void add_agent(CLI::App& ops, int& exit_code);
 void add_monitor(CLI::App& ops, int& exit_code);
+// `xm ops controller` and `xm ops locate` (ops_controller_command.cc).
+void add_controller(CLI::App& ops, int& exit_code);
+void add_locate(CLI::App& ops, int& exit_code);
 
 }  // namespace xm::cli

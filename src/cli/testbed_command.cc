@@ -8,7 +8,7 @@
 #include "testbed/launcher.h"
 #include "testbed/daemons.h"
 #include "testbed/lifecycle.h"
-#include "testbed/miswire.h"
+#include "testbed/injected_faults.h"
 #include "testbed/plan.h"
 #include "testbed/probe.h"
 #include "testbed/reach.h"
@@ -172,11 +172,12 @@ void add_fault(CLI::App& tb, int& exit_code) {
     std::string name = "tb", link, rate;
     std::optional<uint32_t> spine;
     bool down = false, up = false, undo = false;
-    std::string miswire, at, with, value;
+    std::string miswire, inject, at, with, value;
   };
   auto a = std::make_shared<Args>();
   CLI::App* cmd = tb.add_subcommand(
-      "fault", "cut, restore or re-rate one link; miswire or misconfigure the fabric (--miswire), and undo that (--undo)");
+      "fault", "cut, restore or re-rate one link; miswire or misconfigure the fabric (--miswire) or break its data plane "
+               "(--inject), and undo those (--undo)");
   add_name_option(cmd, a->name);
   auto* link = cmd->add_option("--link", a->link, "a host's link: h<i>/nic<r>");
   cmd->add_option("--spine", a->spine, "every ToR-spine link of rail r's ToR")->excludes(link);
@@ -188,10 +189,17 @@ void add_fault(CLI::App& tb, int& exit_code) {
                   "(--at h3/nic1 or tor1:spine0), extra (--at tor1 --with tor2), wrong-switch (--at h3/nic1 --with "
                   "tor2), mtu (--at h3/nic1 --value 1500), address (--at h3/nic1 --value 10.77.1.40/24), bgp-down "
                   "(--at tor1:spine0), ecmp (--at tor1)");
-  cmd->add_option("--at", a->at, "where the miswire goes");
+  auto* inject_option = cmd->add_option(
+      "--inject", a->inject,
+      "loss (--at h3/nic1, tor1:h3-nic1, tor1:spine0 or spine0:tor1; --value 1%), blackhole (--at a cable end; --value "
+      "50% of 5-tuples dropped on transmit), degraded (--at a cable end; --value 10% or 40mbit), flap (--at a cable "
+      "end; --value seconds per cycle, 4), link-down (--at a cable end), nic-down (--at h3/nic1), switch-down (--at "
+      "tor1)");
+  cmd->get_option("--miswire")->excludes(inject_option);
+  cmd->add_option("--at", a->at, "where the fault goes");
   cmd->add_option("--with", a->with, "the other end of a swap, extra cable or wrong switch");
-  cmd->add_option("--value", a->value, "the wrong MTU or address");
-  cmd->add_flag("--undo", a->undo, "undo every --miswire fault, newest first");
+  cmd->add_option("--value", a->value, "the wrong MTU or address; the loss rate, share of 5-tuples, rate or period");
+  cmd->add_flag("--undo", a->undo, "undo every --miswire and --inject fault, newest first");
   cmd->callback([a, &exit_code] {
     if (Status s = check_name(a->name); !s) return void(fail("fault", s.message(), 2, exit_code));
     if (a->undo) {
@@ -200,10 +208,13 @@ void add_fault(CLI::App& tb, int& exit_code) {
       std::cout << a->name << ": undid " << *n << " fault(s)\n";
       return;
     }
-    if (!a->miswire.empty()) {
-      Result<Miswire> kind = parse_miswire(a->miswire);
+    if (!a->miswire.empty() || !a->inject.empty()) {
+      const bool miswire = !a->miswire.empty();
+      Result<FaultKind> kind = parse_fault_kind(miswire ? a->miswire : a->inject);
       if (!kind) return void(fail("fault", kind.error().message, 2, exit_code));
-      Result<std::string> r = inject(a->name, MiswireFault{*kind, a->at, a->with, a->value});
+      if (is_miswire(*kind) != miswire)
+        return void(fail("fault", std::string(to_string(*kind)) + (miswire ? " is a data-plane fault: --inject " : " is a miswire: --miswire ") + to_string(*kind), 2, exit_code));
+      Result<std::string> r = inject(a->name, InjectedFault{*kind, a->at, a->with, a->value});
       if (!r) return void(fail("fault", r.error().message, 1, exit_code));
       std::cout << a->name << ": " << *r << "\n";
       return;

@@ -39,7 +39,11 @@ void counters(Exposition& e, const std::vector<LinkCounters>& links, const char*
 }  // namespace
 
 Result<std::unique_ptr<Agent>> Agent::open(const FabricPlan& plan, const AgentOptions& options) {
-  Result<std::vector<ProbeTarget>> targets = probe_targets(plan, options.host, options.mesh);
+  // A switch's agent only reads its counters: switches do not probe (their links are
+  // on the hosts' probe paths).
+  const Device* device = plan.find(options.host);
+  Result<std::vector<ProbeTarget>> targets = std::vector<ProbeTarget>{};
+  if (!device || device->role == Role::kHost) targets = probe_targets(plan, options.host, options.mesh);
   if (!targets) return targets.error();
   Result<std::unique_ptr<Prober>> prober = Prober::open(std::move(targets).value(), options.prober);
   if (!prober) return prober.error();
@@ -114,6 +118,11 @@ std::string Agent::metrics() {
     for (const LinkCounters& c : l) e.sample({{"device", c.name}}, c.carrier ? 1 : 0);
     e.family("node_network_mtu_bytes", "gauge", "The interface's MTU.");
     for (const LinkCounters& c : l) e.sample({{"device", c.name}}, double(c.mtu));
+    e.family("node_network_flags", "gauge", "The interface's flags (IFF_UP = 1: administratively up).");
+    for (const LinkCounters& c : l) e.sample({{"device", c.name}}, double(c.flags));
+    e.family("node_network_speed_bytes", "gauge", "The rate the link runs at, bytes per second (its shaping).");
+    for (const LinkCounters& c : l)
+      if (c.speed_bps) e.sample({{"device", c.name}}, double(c.speed_bps) / 8);
   }
 
   e.family("process_cpu_seconds_total", "counter", "User and system CPU time the agent spent.");

@@ -10,7 +10,7 @@
 //   node_network_*                                   node_exporter's names, label device
 //   process_cpu_seconds_total, process_resident_memory_bytes, process_start_time_seconds
 //
-// One process, two threads: the probe loop and the HTTP server (metrics_server.h).
+// One process, two threads: the probe loop and the HTTP server (http_server.h).
 #pragma once
 
 #include <atomic>

@@ -81,6 +81,15 @@ CREATE TABLE addresses (
   purpose TEXT NOT NULL CHECK (purpose IN ('nic', 'gateway', 'link', 'loopback')),
   PRIMARY KEY (device, interface, address)
 );
+CREATE TABLE incidents (
+  id INTEGER PRIMARY KEY,
+  opened_at DOUBLE PRECISION NOT NULL,
+  closed_at DOUBLE PRECISION,
+  component TEXT NOT NULL,
+  fault TEXT NOT NULL,
+  network INTEGER NOT NULL,
+  evidence TEXT NOT NULL
+);
 )";
 }
 
@@ -184,6 +193,92 @@ Status load_postgres(const std::string& conninfo, const std::string& sql) {
     return Error{"PostgreSQL \"" + conninfo + "\": " + why};
   }
   return Status::Ok();
+}
+
+}  // namespace xm::ops
+
+namespace xm::ops {
+namespace {
+
+Status exec(sqlite3* db, const std::string& sql, const std::string& what) {
+  char* message = nullptr;
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &message) == SQLITE_OK) return Status::Ok();
+  std::string why = message ? message : sqlite3_errmsg(db);
+  sqlite3_free(message);
+  return Error{what + ": " + why};
+}
+
+}  // namespace
+
+Result<IncidentLog> IncidentLog::open(const std::string& path) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
+    std::string why = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    return Error{path + ": " + why};
+  }
+  IncidentLog log(db);
+  sqlite3_busy_timeout(db, 2000);
+  // A plan written before the table existed: the same CREATE as the schema's.
+  const std::string schema = inventory_schema();
+  const size_t at = schema.find("CREATE TABLE incidents");
+  if (Status s = exec(db, "CREATE TABLE IF NOT EXISTS incidents" + schema.substr(at + 22, schema.find(");", at) + 2 - at - 22), path); !s)
+    return Error{s.message()};
+  return log;
+}
+
+IncidentLog::~IncidentLog() {
+  if (db_) sqlite3_close(db_);
+}
+
+Result<int64_t> IncidentLog::opened(const IncidentRow& row) {
+  sqlite3_stmt* stmt = nullptr;
+  const char* sql = "INSERT INTO incidents (opened_at, closed_at, component, fault, network, evidence) VALUES (?, NULL, ?, ?, ?, ?)";
+  if (sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr) != SQLITE_OK) return Error{std::string("incidents: ") + sqlite3_errmsg(db_)};
+  std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)> guard(stmt, &sqlite3_finalize);
+  sqlite3_bind_double(stmt, 1, row.opened_at);
+  sqlite3_bind_text(stmt, 2, row.component.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(stmt, 3, row.fault.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int(stmt, 4, row.network ? 1 : 0);
+  sqlite3_bind_text(stmt, 5, row.evidence.c_str(), -1, SQLITE_TRANSIENT);
+  if (sqlite3_step(stmt) != SQLITE_DONE) return Error{std::string("incidents: ") + sqlite3_errmsg(db_)};
+  return int64_t(sqlite3_last_insert_rowid(db_));
+}
+
+Status IncidentLog::updated(int64_t id, const std::string& fault, const std::string& evidence) {
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db_, "UPDATE incidents SET fault = ?, evidence = ? WHERE id = ?", -1, &stmt, nullptr) != SQLITE_OK)
+    return Error{std::string("incidents: ") + sqlite3_errmsg(db_)};
+  std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)> guard(stmt, &sqlite3_finalize);
+  sqlite3_bind_text(stmt, 1, fault.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(stmt, 2, evidence.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(stmt, 3, id);
+  if (sqlite3_step(stmt) != SQLITE_DONE) return Error{std::string("incidents: ") + sqlite3_errmsg(db_)};
+  return Status::Ok();
+}
+
+Status IncidentLog::closed(int64_t id, double at) {
+  return exec(db_, "UPDATE incidents SET closed_at = " + trimmed(at, 15) + " WHERE id = " + std::to_string(id), "incidents");
+}
+
+Result<std::vector<IncidentRow>> IncidentLog::all() {
+  sqlite3_stmt* stmt = nullptr;
+  const char* sql = "SELECT id, opened_at, coalesce(closed_at, 0), component, fault, network, evidence FROM incidents ORDER BY id";
+  if (sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr) != SQLITE_OK) return Error{std::string("incidents: ") + sqlite3_errmsg(db_)};
+  std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)> guard(stmt, &sqlite3_finalize);
+  std::vector<IncidentRow> out;
+  while (sqlite3_step(stmt) == SQLITE_ROW) {
+    IncidentRow r;
+    r.id = sqlite3_column_int64(stmt, 0);
+    r.opened_at = sqlite3_column_double(stmt, 1);
+    r.closed_at = sqlite3_column_double(stmt, 2);
+    r.component = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 3));
+    r.fault = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 4));
+    r.network = sqlite3_column_int(stmt, 5) != 0;
+    r.evidence = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 6));
+    out.push_back(std::move(r));
+  }
+  return out;
 }
 
 }  // namespace xm::ops

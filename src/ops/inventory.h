@@ -1,4 +1,5 @@
-// The inventory: devices, ports, cables and addresses as SQL tables, one schema for
+// The inventory: devices, ports, cables and addresses as SQL tables (and the incidents
+// the controller records, empty in a plan), one schema for
 // SQLite (the embedded default: inventory.sqlite beside the plan) and PostgreSQL (a
 // site that outgrows one file). inventory_sql() is the whole inventory as portable SQL:
 // the schema, then the rows, in one transaction.
@@ -7,9 +8,12 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "ops/fabric_plan.h"
 #include "util/result.h"
+
+struct sqlite3;
 
 namespace xm::ops {
 
@@ -25,6 +29,30 @@ Status write_sqlite(const std::string& path, const std::string& sql);
 using RowCounts = std::map<std::string, int64_t>;
 Result<RowCounts> sqlite_row_counts(const std::string& path);
 RowCounts plan_row_counts(const FabricPlan& plan);
+
+// The incidents the controller opens and closes, in the inventory's incidents table.
+struct IncidentRow {
+  int64_t id = 0;
+  double opened_at = 0, closed_at = 0;  // seconds since the epoch; closed 0: still open
+  std::string component, fault, evidence;
+  bool network = true;
+};
+class IncidentLog {
+ public:
+  // Opens the SQLite inventory at `path`, adding the incidents table to one without it.
+  static Result<IncidentLog> open(const std::string& path);
+  IncidentLog(IncidentLog&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  IncidentLog& operator=(IncidentLog&&) = delete;
+  ~IncidentLog();
+  Result<int64_t> opened(const IncidentRow& row);  // its id
+  Status updated(int64_t id, const std::string& fault, const std::string& evidence);
+  Status closed(int64_t id, double at);
+  Result<std::vector<IncidentRow>> all();
+
+ private:
+  explicit IncidentLog(::sqlite3* db) : db_(db) {}
+  ::sqlite3* db_ = nullptr;
+};
 
 // Runs `sql` on the PostgreSQL server `conninfo` names (libpq syntax, e.g.
 // "host=/run/postgresql dbname=fabric"); the tables must not exist yet.

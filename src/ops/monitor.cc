@@ -49,13 +49,6 @@ Result<int> free_local_port() {
   return port;
 }
 
-// Reads a port file once its writer has renamed it into place.
-int read_port(const std::string& path) {
-  std::ifstream in(path);
-  int port = 0;
-  return (in >> port) ? port : 0;
-}
-
 // How a process that should be running ended: the tail of its log.
 std::string log_tail(const std::string& log) {
   std::ifstream in(log);
@@ -69,6 +62,12 @@ std::string log_tail(const std::string& log) {
 bool alive(int pid) { return ::waitpid(pid, nullptr, WNOHANG) != pid && testbed::process_running(pid); }
 
 }  // namespace
+
+int read_port_file(const std::string& path) {
+  std::ifstream in(path);
+  int port = 0;
+  return (in >> port) ? port : 0;
+}
 
 std::string monitor_dir(const std::string& name) { return testbed::runtime_dir(name) + "/monitor"; }
 
@@ -105,26 +104,29 @@ Result<Monitor> start_monitor(const testbed::Plan& plan, const MonitorOptions& o
   };
 
   const ProberOptions& p = options.prober;
-  std::vector<std::pair<std::string, int>> pids;  // host, pid
-  for (const testbed::HostPlan& h : plan.hosts) {
-    const std::string hd = testbed::daemon_dir(plan.name, h.name);
+  std::vector<std::pair<std::string, int>> pids;  // device, pid
+  std::vector<std::pair<std::string, std::string>> devices;  // name, netns: hosts, then switches
+  for (const testbed::HostPlan& h : plan.hosts) devices.emplace_back(h.name, h.netns);
+  for (const testbed::SwitchPlan& s : plan.switches) devices.emplace_back(s.name, s.netns);
+  for (const auto& [device, netns] : devices) {
+    const std::string hd = testbed::daemon_dir(plan.name, device);
     fs::create_directories(hd, ec);
     fs::remove(hd + "/agent.port", ec);
     Result<int> pid = testbed::start_daemon(
-        {binary, "ops", "agent", "--plan", testbed::plan_dir(plan.name), "--host", h.name, "--netns", h.netns,
+        {binary, "ops", "agent", "--plan", testbed::plan_dir(plan.name), "--host", device, "--netns", netns,
          "--listen", "127.0.0.1:0", "--port-file", hd + "/agent.port", "--probe-port", std::to_string(p.port),
          "--flows", std::to_string(p.flows), "--interval", trimmed(p.interval_s, 6), "--fast-interval",
          trimmed(p.fast_interval_s, 6), "--hold", trimmed(p.suspect_hold_s, 6), "--timeout", trimmed(p.timeout_s, 6)},
         hd + "/agent.log", hd + "/agent.pid");
-    if (!pid) return fail(h.name + ": " + pid.error().message);
-    pids.emplace_back(h.name, *pid);
+    if (!pid) return fail(device + ": " + pid.error().message);
+    pids.emplace_back(device, *pid);
   }
   Monitor m;
   const auto deadline = Clock::now() + std::chrono::seconds(10);
   for (const auto& [host, pid] : pids) {
     const std::string hd = testbed::daemon_dir(plan.name, host);
     int port = 0;
-    while ((port = read_port(hd + "/agent.port")) == 0) {
+    while ((port = read_port_file(hd + "/agent.port")) == 0) {
       if (!alive(pid) || Clock::now() > deadline)
         return fail("the agent of " + host + " did not start" + log_tail(hd + "/agent.log"));
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -142,6 +144,8 @@ Result<Monitor> start_monitor(const testbed::Plan& plan, const MonitorOptions& o
     if (!out) return fail("cannot write " + m.prometheus_config);
   }
   std::ofstream(dir + "/prometheus.port") << m.prometheus_port << "\n";
+  // A fresh store: series of an earlier monitor's agents would linger as if current.
+  fs::remove_all(dir + "/prometheus-data", ec);
   Result<int> prom = testbed::start_daemon(
       {"prometheus", "--config.file=" + m.prometheus_config, "--storage.tsdb.path=" + dir + "/prometheus-data",
        "--web.listen-address=127.0.0.1:" + std::to_string(m.prometheus_port), "--storage.tsdb.retention.time=1d",
@@ -161,15 +165,30 @@ Result<Monitor> start_monitor(const testbed::Plan& plan, const MonitorOptions& o
       nlohmann::json j = nlohmann::json::parse(r->body, nullptr, false);
       if (!j.is_discarded() && j.value("status", "") == "success" && !j["data"]["result"].empty()) {
         const std::string up = j["data"]["result"][0]["value"][1].get<std::string>();
-        if (up == std::to_string(m.agents.size())) return m;
+        if (up == std::to_string(m.agents.size())) break;
       }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
+  if (!options.controller) return m;
+
+  fs::remove(dir + "/controller.port", ec);
+  Result<int> controller = testbed::start_daemon(
+      {binary, "ops", "controller", "--name", plan.name, "--prometheus-port", std::to_string(m.prometheus_port),
+       "--listen", "127.0.0.1:0", "--port-file", dir + "/controller.port"},
+      dir + "/controller.log", dir + "/controller.pid");
+  if (!controller) return fail("controller: " + controller.error().message);
+  const auto listening_by = Clock::now() + std::chrono::seconds(10);
+  while ((m.controller_port = read_port_file(dir + "/controller.port")) == 0) {
+    if (!alive(*controller) || Clock::now() > listening_by)
+      return fail("the controller did not start" + log_tail(dir + "/controller.log"));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return m;
 }
 
 int stop_monitor(const std::string& name) {
-  std::vector<std::string> pid_files{monitor_dir(name) + "/prometheus.pid"};
+  std::vector<std::string> pid_files{monitor_dir(name) + "/controller.pid", monitor_dir(name) + "/prometheus.pid"};
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(testbed::runtime_dir(name), ec))
     if (fs::exists(e.path() / "agent.pid")) pid_files.push_back((e.path() / "agent.pid").string());

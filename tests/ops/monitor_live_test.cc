@@ -1,8 +1,10 @@
 // `xm ops monitor` on a real testbed — FRR routers, veth cables, an agent in every host
-// namespace, Debian's Prometheus scraping them — read back the way the controller will,
-// through Prometheus's HTTP API: every agent is scraped, a healthy fabric loses no probe,
-// a cut cable shows as loss on exactly the flows through it and as a carrier change on
-// its NIC, and stopping the monitor stops every process it started. Needs root.
+// and switch namespace, Debian's Prometheus scraping them, the controller reading it —
+// read back through Prometheus's HTTP API and `xm ops locate`: every agent is scraped, a
+// healthy fabric loses no probe and raises no incident, injected faults are named by
+// component and class, a cut cable shows as loss on exactly the flows through it and as
+// a carrier change on its NIC, and stopping the monitor stops every process it started.
+// Needs root.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <unistd.h>
@@ -81,10 +83,14 @@ class MonitorLive : public ::testing::Test {
 
 TEST_F(MonitorLive, PrometheusScrapesEveryAgentAndItsMetricsPassPromtool) {
   auto up = query("up{job=\"xm-agent\"}");
-  ASSERT_EQ(up.size(), 4u);
+  ASSERT_EQ(up.size(), 8u);  // 4 hosts, 2 ToRs, 2 spines
   for (const auto& [labels, value] : up) EXPECT_EQ(value, 1) << labels.dump();
   // Every host's NICs by node_exporter's names.
   EXPECT_EQ(query("node_network_up{job=\"xm-agent\",device=~\"nic.*\"} == 1").size(), 8u);
+  // A switch's agent counts its ports (4 host ports and 2 uplinks on a ToR), shaped at
+  // the cables' rate.
+  EXPECT_EQ(query("node_network_up{job=\"xm-agent\",host=\"tor1\",device=~\"h.*|spine.*\"} == 1").size(), 6u);
+  EXPECT_EQ(query("node_network_speed_bytes{host=\"spine0\"} > 0").size(), 2u);
   // What one agent serves, checked by Prometheus's own linter.
   auto targets = query("up{job=\"xm-agent\",host=\"h2\"}");
   ASSERT_EQ(targets.size(), 1u);
@@ -114,6 +120,62 @@ TEST_F(MonitorLive, AHealthyFabricLosesNoProbe) {
   EXPECT_LT(rtt, 0.01);
 }
 
+// The open incidents `xm ops locate --json` lists.
+std::vector<json> open_incidents(const std::string& name) {
+  shell::Outcome o = xm("ops locate --json --name " + name);
+  json j = json::parse(o.out, nullptr, false);
+  std::vector<json> out;
+  if (j.is_discarded() || !j.contains("incidents")) return out;
+  for (const json& i : j["incidents"])
+    if (i["closed_at"].is_null()) out.push_back(i);
+  return out;
+}
+
+// Waits up to `seconds` for an open incident of class `fault` on a component naming
+// `component`; the incident, or null.
+json located(const std::string& name, const std::string& component, const std::string& fault, double seconds) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (;;) {
+    for (const json& i : open_incidents(name))
+      if (i["fault"] == fault && i["component"].get<std::string>().find(component) != std::string::npos) return i;
+    if (std::chrono::steady_clock::now() > deadline) return nullptr;
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+}
+
+TEST_F(MonitorLive, LocateNamesEachInjectedFaultAndNothingElse) {
+  shell::Outcome clean = xm("ops locate --name " + name_);
+  EXPECT_EQ(clean.exit_code, 0) << clean.out;
+  EXPECT_NE(clean.out.find("no incidents"), std::string::npos) << clean.out;
+
+  // Half the 5-tuples through spine1's port to tor1 dropped, BGP untouched. (With two
+  // ToRs the probes through spine1 cross both its cables: either may be named.)
+  ASSERT_EQ(xm("testbed fault --name " + name_ + " --inject blackhole --at spine1:tor1 --value 50%").exit_code, 0);
+  json hole = located(name_, "spine1:tor1", "blackhole", 15);
+  EXPECT_FALSE(hole.is_null()) << xm("ops locate --all --name " + name_).out;
+  ASSERT_EQ(xm("testbed fault --name " + name_ + " --undo").exit_code, 0);
+
+  ASSERT_EQ(xm("testbed fault --name " + name_ + " --inject nic-down --at h2/nic1").exit_code, 0);
+  json nic = located(name_, "h2/nic1", "nic-down", 10);
+  ASSERT_FALSE(nic.is_null()) << xm("ops locate --all --name " + name_).out;
+  EXPECT_EQ(nic["component"], "h2/nic1");
+  shell::Outcome words = xm("ops locate --name " + name_);
+  EXPECT_EQ(words.exit_code, 1) << words.out;
+  EXPECT_NE(words.out.find("h2/nic1 is administratively down"), std::string::npos) << words.out;
+  ASSERT_EQ(xm("testbed fault --name " + name_ + " --undo").exit_code, 0);
+
+  // Nothing else was blamed; and every incident is in the inventory database.
+  for (const json& i : json::parse(xm("ops locate --json --all --name " + name_).out)["incidents"]) {
+    const std::string c = i["component"];
+    EXPECT_TRUE(c == "h2/nic1" || c.find("spine1:tor") != std::string::npos) << i.dump();
+  }
+  const std::string count =
+      R"py(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute()py"
+      R"py("select count(*) from incidents where fault in (?, ?)", ("blackhole", "nic-down")).fetchone()[0])' )py";
+  shell::Outcome rows = shell::run(count + "/run/xm-testbed/" + name_ + "/plan/inventory.sqlite", true);
+  EXPECT_EQ(rows.out, "2\n") << rows.out;
+}
+
 TEST_F(MonitorLive, ACutCableLosesTheFlowsThroughItOnlyAndChangesCarrier) {
   ASSERT_TRUE(eventually("sum(increase(xm_probe_lost_total[3s]))", [](double v) { return v == 0; }, 15));
   const double carrier_before = scalar("node_network_carrier_changes_total{host=\"h1\",device=\"nic0\"}");
@@ -136,8 +198,9 @@ TEST_F(MonitorLive, ACutCableLosesTheFlowsThroughItOnlyAndChangesCarrier) {
 TEST_F(MonitorLive, StopEndsEveryProcessItStarted) {
   shell::Outcome s = xm("ops monitor --stop --name " + name_);
   EXPECT_EQ(s.exit_code, 0) << s.out;
-  EXPECT_NE(s.out.find("stopped 5 process"), std::string::npos) << s.out;
-  // (agents name the plan, Prometheus its monitor directory; FRR and lldpd neither)
+  EXPECT_NE(s.out.find("stopped 10 process"), std::string::npos) << s.out;  // 8 agents, Prometheus, the controller
+  // (agents name the plan, Prometheus and the controller the monitor directory or the
+  // testbed; FRR and lldpd neither)
   shell::Outcome left =
       shell::run("pgrep -f 'xm-testbed/" + name_ + "/(plan|monitor)' | xargs -r ps -o pid=,stat=,args= -p | grep -v ' Z'", true);
   EXPECT_NE(left.exit_code, 0) << "still running: " << left.out;

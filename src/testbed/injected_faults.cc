@@ -1,6 +1,8 @@
-#include "testbed/miswire.h"
+#include "testbed/injected_faults.h"
 
 #include <filesystem>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -13,6 +15,8 @@
 #include "testbed/setup.h"
 #include "testbed/state.h"
 #include "testbed/system.h"
+#include "testbed/units.h"
+#include "util/format.h"
 
 namespace xm::testbed {
 namespace {
@@ -59,19 +63,45 @@ Cmds swap(const Plan& plan, const TorEnd& a, const TorEnd& b) {
   return c;
 }
 
+// One end of a cable: where it is, and the other end.
+struct CableEnd {
+  std::string netns, dev, far_netns, far_dev;
+  uint64_t rate_bps = 0;
+};
+
+// "1%", "0.5%" or "0.01": a fraction in (0, 1].
+Result<double> parse_fraction(const std::string& text, double fallback) {
+  if (text.empty()) return fallback;
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (end && *end == '%') v /= 100, ++end;
+  if (end == text.c_str() || *end != '\0' || !(v > 0) || v > 1)
+    return Error{"--value " + text + ": expected a fraction such as 1% or 0.01"};
+  return v;
+}
+
+// An nftables table `table` on one device, in netdev family: `rules` per hook.
+Cmd nft_table(const std::string& netns, const std::string& table, const std::string& dev,
+              const std::vector<std::pair<std::string, std::string>>& rules) {
+  std::string text = "table netdev " + table + " {\n";
+  for (const auto& [hook, rule] : rules)
+    text += "  chain " + hook + " { type filter hook " + hook + " device \"" + dev + "\" priority 0; " + rule + "; }\n";
+  return {"ip", "netns", "exec", netns, "sh", "-c", "printf '%s' '" + text + "}\n' | nft -f -"};
+}
+
 class Injector {
  public:
   Injector(std::string name, Plan plan, ops::FabricPlan fabric)
       : name_(std::move(name)), plan_(std::move(plan)), fabric_(std::move(fabric)) {}
 
   // The commands that inject `f` and those that undo it.
-  Result<std::pair<Cmds, Cmds>> commands(const MiswireFault& f, size_t serial) const {
+  Result<std::pair<Cmds, Cmds>> commands(const InjectedFault& f, size_t serial) const {
     switch (f.kind) {
-      case Miswire::kSwap:
+      case FaultKind::kSwap:
         return swap_both_ways(tor_end(f.at), tor_end(f.with));
-      case Miswire::kSwapNics:
+      case FaultKind::kSwapNics:
         return swap_both_ways(nic_end(f.at), nic_end(f.with));
-      case Miswire::kUnplug: {
+      case FaultKind::kUnplug: {
         Result<TorEnd> e = f.at.find('/') != std::string::npos ? nic_end(f.at) : tor_end(f.at);
         if (!e) return e.error();
         const std::string spare = plan_.netns_of("spare"), parked = "u" + std::to_string(serial);
@@ -79,7 +109,7 @@ class Injector {
         append(on, move(plan_, *e, spare, parked, "", false));
         return std::pair{on, move(plan_, TorEnd{spare, parked, "", e->rate_bps}, e->netns, e->port, e->master, true)};
       }
-      case Miswire::kExtra: {
+      case FaultKind::kExtra: {
         const SwitchPlan* a = plan_.find_switch(f.at);
         const SwitchPlan* b = plan_.find_switch(f.with);
         if (!a || !b || a == b) return Error{"--at and --with: two switches of the testbed, e.g. tor0 and tor1"};
@@ -90,7 +120,7 @@ class Injector {
                 {"ip", "-n", b->netns, "link", "set", "dev", port, "up"}};
         return std::pair{on, Cmds{{"ip", "-n", a->netns, "link", "del", port}}};
       }
-      case Miswire::kWrongSwitch: {
+      case FaultKind::kWrongSwitch: {
         Result<TorEnd> e = nic_end(f.at);
         if (!e) return e.error();
         const SwitchPlan* s = plan_.find_switch(f.with);
@@ -99,14 +129,14 @@ class Injector {
         return std::pair{move(plan_, *e, s->netns, port, "", true),
                          move(plan_, TorEnd{s->netns, port, "", e->rate_bps}, e->netns, e->port, e->master, true)};
       }
-      case Miswire::kMtu: {
+      case FaultKind::kMtu: {
         const HostPlan* h = nullptr;
         const NicPlan* n = plan_.find_nic(f.at, &h);
         if (!n || f.value.empty()) return Error{"--at h<i>/<nic> and --value MTU"};
         auto set = [&](const std::string& mtu) { return Cmds{{"ip", "-n", h->netns, "link", "set", "dev", n->ifname, "mtu", mtu}}; };
         return std::pair{set(f.value), set(std::to_string(plan_.mtu))};
       }
-      case Miswire::kAddress: {
+      case FaultKind::kAddress: {
         const HostPlan* h = nullptr;
         const NicPlan* n = plan_.find_nic(f.at, &h);
         if (!n || !ops::parse_prefix(f.value)) return Error{"--at h<i>/<nic> and --value ADDRESS/LENGTH"};
@@ -117,31 +147,111 @@ class Injector {
                 {"ip", "-n", h->netns, "address", "add", f.value, "dev", n->ifname}};
         Cmds off{{"ip", "-n", h->netns, "address", "del", f.value, "dev", n->ifname}};
         // Removing the address took the rail table's routes with it: the plan's again.
-        const ops::Device* host = fabric_.find(h->name);
-        for (const ops::HostNic& nic : ops::host_nics(fabric_, *host)) {
-          if (nic.port->name != n->ifname) continue;
-          for (const std::string& line : ops::host_nic_commands(fabric_, nic)) {
-            if (line.starts_with("rule ")) continue;  // rules outlive addresses
-            Cmd c{"ip", "-n", h->netns};
-            for (std::string& w : words(line)) c.push_back(std::move(w));
-            off.push_back(std::move(c));
-          }
-        }
+        append(off, nic_routes(f.at));
         return std::pair{on, off};
       }
-      case Miswire::kBgpDown: {
+      case FaultKind::kBgpDown: {
         Result<std::pair<const ops::Device*, std::string>> s = session(f.at);
         if (!s) return s.error();
         return std::pair{vtysh(s->first, {"router bgp " + std::to_string(s->first->asn), "neighbor " + s->second + " shutdown"}),
                          vtysh(s->first, {"router bgp " + std::to_string(s->first->asn), "no neighbor " + s->second + " shutdown"})};
       }
-      case Miswire::kEcmp: {
+      case FaultKind::kEcmp: {
         const ops::Device* tor = fabric_.find(f.at);
         if (!tor || tor->role != ops::Role::kTor) return Error{"--at: a ToR, e.g. tor1"};
         auto paths = [&](const char* n) {
           return vtysh(tor, {"router bgp " + std::to_string(tor->asn), "address-family ipv4 unicast", std::string("maximum-paths ") + n});
         };
         return std::pair{paths("1"), paths("64")};
+      }
+      case FaultKind::kLoss: {
+        Result<CableEnd> e = cable_end(f.at);
+        Result<double> p = parse_fraction(f.value, 0.01);
+        if (!e) return e.error();
+        if (!p) return p.error();
+        const std::string table = "xmloss" + std::to_string(serial);
+        const std::string rule = "numgen random mod 1000000 < " + std::to_string(std::llround(*p * 1e6)) + " drop";
+        return std::pair{Cmds{nft_table(e->netns, table, e->dev, {{"ingress", rule}, {"egress", rule}})},
+                         Cmds{{"ip", "netns", "exec", e->netns, "nft", "delete", "table", "netdev", table}}};
+      }
+      case FaultKind::kBlackhole: {
+        Result<CableEnd> e = cable_end(f.at);
+        Result<double> p = parse_fraction(f.value, 0.5);
+        if (!e) return e.error();
+        if (!p) return p.error();
+        const std::string table = "xmhole" + std::to_string(serial);
+        // The control plane (BGP 179, BFD 3784/3785/4784) passes: routing keeps the path.
+        const std::string rule =
+            "meta l4proto { tcp, udp } th sport != { 179, 3784, 3785, 4784 } th dport != { 179, 3784, 3785, 4784 } "
+            "jhash ip saddr . ip daddr . meta l4proto . th sport . th dport mod 10000 seed 0x786d < " +
+            std::to_string(std::llround(*p * 1e4)) + " drop";
+        return std::pair{Cmds{nft_table(e->netns, table, e->dev, {{"egress", rule}})},
+                         Cmds{{"ip", "netns", "exec", e->netns, "nft", "delete", "table", "netdev", table}}};
+      }
+      case FaultKind::kDegraded: {
+        Result<CableEnd> e = cable_end(f.at);
+        if (!e) return e.error();
+        uint64_t rate = 0;
+        if (f.value.empty() || f.value.back() == '%') {
+          Result<double> p = parse_fraction(f.value, 0.1);
+          if (!p) return p.error();
+          rate = uint64_t(double(e->rate_bps) * *p);
+        } else {
+          Result<uint64_t> r = parse_rate(f.value);
+          if (!r) return Error{"--value " + f.value + ": " + r.error().message};
+          rate = *r;
+        }
+        auto shape = [&](uint64_t bps) {
+          Cmds c;
+          for (const auto& [ns, dev] : {std::pair{e->netns, e->dev}, std::pair{e->far_netns, e->far_dev}}) {
+            Cmd tc{"tc", "-n", ns};
+            for (std::string& w : words(tbf_line(dev, bps, plan_.mtu))) tc.push_back(std::move(w));
+            c.push_back(std::move(tc));
+          }
+          return c;
+        };
+        return std::pair{shape(rate), shape(e->rate_bps)};
+      }
+      case FaultKind::kFlap: {
+        Result<CableEnd> e = cable_end(f.at);
+        if (!e) return e.error();
+        const double period = f.value.empty() ? 4.0 : std::atof(f.value.c_str());
+        if (!(period >= 0.2) || period > 3600) return Error{"--value " + f.value + ": seconds per flap, 0.2-3600"};
+        const std::string pid_file = runtime_dir(name_) + "/flap" + std::to_string(serial) + ".pid";
+        const std::string half = trimmed(period / 2, 3);
+        const std::string down = "ip -n " + e->netns + " link set dev " + e->dev + " down";
+        const std::string up = "ip -n " + e->netns + " link set dev " + e->dev + " up";
+        // Detached, its pid recorded under the runtime directory (which its command line
+        // names), so that `testbed down` stops it too.
+        const std::string loop = "while :; do : " + runtime_dir(name_) + "; " + down + "; sleep " + half + "; " + up +
+                                 "; sleep " + half + "; done";
+        return std::pair{Cmds{{"sh", "-c", "setsid sh -c '" + loop + "' </dev/null >/dev/null 2>&1 & echo $! > " + pid_file}},
+                         Cmds{{"sh", "-c", "kill $(cat " + pid_file + ") 2>/dev/null; rm -f " + pid_file},
+                              {"ip", "-n", e->netns, "link", "set", "dev", e->dev, "up"}}};
+      }
+      case FaultKind::kLinkDown:
+      case FaultKind::kNicDown: {
+        Result<CableEnd> e = cable_end(f.at);
+        if (!e) return e.error();
+        if (f.kind == FaultKind::kNicDown && f.at.find('/') == std::string::npos)
+          return Error{"--at " + f.at + ": a host's NIC, e.g. h3/nic1"};
+        // A NIC's link down is its ToR port going down; a NIC down is the host's end.
+        if (f.kind == FaultKind::kLinkDown && f.at.find('/') != std::string::npos) std::swap(e->netns, e->far_netns), std::swap(e->dev, e->far_dev);
+        auto set = [&](const char* state) { return Cmds{{"ip", "-n", e->netns, "link", "set", "dev", e->dev, state}}; };
+        Cmds up = set("up");
+        // A NIC taken down loses its routes with it: its rail table's, as deployed, again.
+        if (f.kind == FaultKind::kNicDown) append(up, nic_routes(f.at));
+        return std::pair{set("down"), up};
+      }
+      case FaultKind::kSwitchDown: {
+        const SwitchPlan* sw = plan_.find_switch(f.at);
+        if (!sw) return Error{"--at " + f.at + ": a switch of the testbed, e.g. tor1 or spine0"};
+        Cmds down, up;
+        for (const std::string& port : switch_ports(sw->name)) {
+          down.push_back({"ip", "-n", sw->netns, "link", "set", "dev", port, "down"});
+          up.push_back({"ip", "-n", sw->netns, "link", "set", "dev", port, "up"});
+        }
+        return std::pair{down, up};
       }
     }
     return Error{"unknown fault"};
@@ -175,6 +285,59 @@ class Injector {
     const NicPlan* n = plan_.find_nic(text);
     if (!n) return Error{"\"" + text + "\": expected a NIC, e.g. h0/nic1"};
     return TorEnd{plan_.netns_of(n->tor), n->fabric_port, plan_.find_rail(n->rail)->bridge, n->rate_bps};
+  }
+
+  Result<CableEnd> cable_end(const std::string& text) const {
+    if (text.find('/') != std::string::npos) {
+      const HostPlan* h = nullptr;
+      const NicPlan* n = plan_.find_nic(text, &h);
+      if (n) return CableEnd{h->netns, n->ifname, plan_.netns_of(n->tor), n->fabric_port, n->rate_bps};
+    } else if (size_t colon = text.find(':'); colon != std::string::npos) {
+      const std::string sw = text.substr(0, colon), port = text.substr(colon + 1);
+      for (const HostPlan& h : plan_.hosts)
+        for (const NicPlan& n : h.nics)
+          if (n.tor == sw && n.fabric_port == port) return CableEnd{plan_.netns_of(sw), port, h.netns, n.ifname, n.rate_bps};
+      for (const UplinkPlan& u : plan_.uplinks) {
+        if (u.tor == sw && u.tor_port == port)
+          return CableEnd{plan_.netns_of(sw), port, plan_.netns_of(u.spine), u.spine_port, u.rate_bps};
+        if (u.spine == sw && u.spine_port == port)
+          return CableEnd{plan_.netns_of(sw), port, plan_.netns_of(u.tor), u.tor_port, u.rate_bps};
+      }
+    }
+    return Error{"\"" + text + "\": expected a cable end: h0/nic1, tor1:h0-nic1, tor1:spine0 or spine0:tor1"};
+  }
+
+  // The commands that give a host NIC ("h3/nic1") its address and rail table's routes
+  // as deployed (not its rules, which outlive addresses and links).
+  Cmds nic_routes(const std::string& at) const {
+    const HostPlan* h = nullptr;
+    const NicPlan* n = plan_.find_nic(at, &h);
+    Cmds out;
+    const ops::Device* host = n ? fabric_.find(h->name) : nullptr;
+    if (!host) return out;
+    for (const ops::HostNic& nic : ops::host_nics(fabric_, *host)) {
+      if (nic.port->name != n->ifname) continue;
+      for (const std::string& line : ops::host_nic_commands(fabric_, nic)) {
+        if (line.starts_with("rule ")) continue;
+        Cmd c{"ip", "-n", h->netns};  // (replace: what survived stays as it is)
+        for (std::string& w : words(line)) c.push_back(std::move(w));
+        out.push_back(std::move(c));
+      }
+    }
+    return out;
+  }
+
+  // A switch's cabled ports, by the plan.
+  std::vector<std::string> switch_ports(const std::string& sw) const {
+    std::vector<std::string> out;
+    for (const HostPlan& h : plan_.hosts)
+      for (const NicPlan& n : h.nics)
+        if (n.tor == sw) out.push_back(n.fabric_port);
+    for (const UplinkPlan& u : plan_.uplinks) {
+      if (u.tor == sw) out.push_back(u.tor_port);
+      if (u.spine == sw) out.push_back(u.spine_port);
+    }
+    return out;
   }
 
   Result<std::pair<const ops::Device*, std::string>> session(const std::string& text) const {
@@ -241,20 +404,25 @@ Status run_all(const Plan& plan, const Cmds& cmds) {
 
 }  // namespace
 
-const char* to_string(Miswire kind) {
-  static const char* const kNames[] = {"swap", "swap-nics", "unplug", "extra", "wrong-switch",
-                                       "mtu",  "address",   "bgp-down", "ecmp"};
+const char* to_string(FaultKind kind) {
+  static const char* const kNames[] = {"swap",     "swap-nics", "unplug",    "extra", "wrong-switch",
+                                       "mtu",      "address",   "bgp-down",  "ecmp",  "loss",
+                                       "blackhole", "degraded", "flap",      "link-down", "nic-down",
+                                       "switch-down"};
   return kNames[size_t(kind)];
 }
 
-Result<Miswire> parse_miswire(const std::string& text) {
-  for (size_t k = 0; k <= size_t(Miswire::kEcmp); ++k)
-    if (text == to_string(Miswire(k))) return Miswire(k);
-  return Error{"--miswire " + text +
-               ": expected swap, swap-nics, unplug, extra, wrong-switch, mtu, address, bgp-down or ecmp"};
+bool is_miswire(FaultKind kind) { return kind <= FaultKind::kEcmp; }
+
+Result<FaultKind> parse_fault_kind(const std::string& text) {
+  for (size_t k = 0; k <= size_t(FaultKind::kSwitchDown); ++k)
+    if (text == to_string(FaultKind(k))) return FaultKind(k);
+  return Error{"fault " + text +
+               ": expected swap, swap-nics, unplug, extra, wrong-switch, mtu, address, bgp-down, ecmp, loss, blackhole, "
+               "degraded, flap, link-down, nic-down or switch-down"};
 }
 
-Result<std::string> inject(const std::string& name, const MiswireFault& fault) {
+Result<std::string> inject(const std::string& name, const InjectedFault& fault) {
   if (!is_root()) return root_required();
   Result<StateLock> lock = StateLock::acquire();
   if (!lock) return Error{lock.error().message};

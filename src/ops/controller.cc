@@ -1,0 +1,225 @@
+#include "ops/controller.h"
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "util/format.h"
+
+namespace xm::ops {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
+
+std::string flow_key(const PromSample& s) {
+  return s.label("host") + "/" + s.label("nic") + ">" + s.label("peer_host") + "/" + s.label("peer_nic") + "#" + s.label("flow");
+}
+
+std::string range(double seconds) { return "[" + std::to_string(std::max<long long>(1, std::llround(seconds * 1000))) + "ms]"; }
+
+nlohmann::json to_json(const Incident& i, double now) {
+  return {{"id", i.id},
+          {"opened_at", i.opened_at},
+          {"closed_at", i.closed_at > 0 ? nlohmann::json(i.closed_at) : nlohmann::json(nullptr)},
+          {"seconds", (i.closed_at > 0 ? i.closed_at : now) - i.opened_at},
+          {"component", i.finding.component},
+          {"fault", i.finding.fault},
+          {"network", i.finding.network},
+          {"evidence", i.finding.evidence}};
+}
+
+}  // namespace
+
+Controller::Controller(testbed::Plan testbed, FabricPlan plan, const ControllerOptions& options)
+    : testbed_(std::move(testbed)), plan_(std::move(plan)), options_(options), prometheus_("127.0.0.1", options.prometheus_port) {
+  // The rate each cable should run at: what the testbed shaped it to when it came up.
+  CableIndex cables(plan_);
+  for (const testbed::HostPlan& h : testbed_.hosts)
+    for (const testbed::NicPlan& n : h.nics)
+      if (const Cable* c = cables.at(h.name, n.ifname)) planned_bps_[c->id] = double(n.rate_bps);
+  for (const testbed::UplinkPlan& u : testbed_.uplinks)
+    if (const Cable* c = cables.at(u.tor, u.tor_port)) planned_bps_[c->id] = double(u.rate_bps);
+}
+
+Controller::~Controller() = default;
+
+Result<std::unique_ptr<Controller>> Controller::open(testbed::Plan testbed, FabricPlan plan, const ControllerOptions& options) {
+  std::unique_ptr<Controller> c(new Controller(std::move(testbed), std::move(plan), options));
+  if (!options.database.empty()) {
+    Result<IncidentLog> log = IncidentLog::open(options.database);
+    if (!log) return log.error();
+    c->log_ = std::make_unique<IncidentLog>(std::move(log).value());
+  }
+  return c;
+}
+
+Status Controller::trace() {
+  Result<std::vector<ProbePath>> p = trace_probe_paths(plan_, flows_, options_.probe_port, testbed_route_lookup(testbed_));
+  if (!p) return Error{"tracing probe paths: " + p.error().message};
+  paths_ = std::move(p).value();
+  traced_at_ = Clock::now();
+  return Status::Ok();
+}
+
+Result<Evidence> Controller::gather(double window_s) {
+  Result<std::vector<PromSample>> sent = prometheus_.query("increase(xm_probe_sent_total" + range(window_s) + ")");
+  if (!sent) return sent.error();
+  Result<std::vector<PromSample>> lost = prometheus_.query("increase(xm_probe_lost_total" + range(window_s) + ")");
+  if (!lost) return lost.error();
+  // The flows: new ones (an agent restarted, the first evaluation) mean tracing again.
+  bool fresh = false;
+  for (const PromSample& s : *sent) {
+    auto [it, added] = flow_index_.try_emplace(flow_key(s), flows_.size());
+    if (!added) continue;
+    fresh = true;
+    ProbeFlow f{s.label("host"), s.label("nic"), s.label("peer_host"), s.label("peer_nic"),
+                uint32_t(std::strtoul(s.label("flow").c_str(), nullptr, 10))};
+    flows_.push_back(std::move(f));
+  }
+  if (fresh || Clock::now() - traced_at_ > std::chrono::duration<double>(options_.retrace_s))
+    if (Status st = trace(); !st) return Error{st.message()};
+
+  Evidence e;
+  e.flows = flows_;
+  e.paths = paths_;
+  e.counts.resize(flows_.size());
+  for (const PromSample& s : *sent) e.counts[flow_index_[flow_key(s)]].sent = s.value;
+  for (const PromSample& s : *lost)
+    if (auto it = flow_index_.find(flow_key(s)); it != flow_index_.end()) e.counts[it->second].lost = s.value;
+  e.planned_bps = planned_bps_;
+  const double now = unix_now();
+  for (const auto& [cable, seen] : counter_faults_)
+    if (now - seen < window_s) e.settling.insert(cable);
+
+  Result<std::vector<PromSample>> up = prometheus_.query("max by (host) (up{job=\"xm-agent\"})");
+  if (!up) return up.error();
+  for (const PromSample& s : *up) e.devices[s.label("host")].scraped = s.value == 1;
+  const std::string w = range(window_s);
+  Result<std::vector<PromSample>> lag = prometheus_.query("rate(xm_agent_schedule_lag_seconds_sum" + w +
+                                                          ") / rate(xm_agent_schedule_lag_seconds_count" + w + ")");
+  if (!lag) return lag.error();
+  for (const PromSample& s : *lag)
+    if (s.value == s.value) e.devices[s.label("host")].lag_s = s.value;  // NaN: no probes sent
+
+  // Ports: state now, carrier changes over the flap window, transmit rate over the window.
+  Result<std::vector<PromSample>> state = prometheus_.query("{__name__=~\"node_network_(flags|up|mtu_bytes|speed_bytes)\"}");
+  if (!state) return state.error();
+  Result<std::vector<PromSample>> changes =
+      prometheus_.query("increase(node_network_carrier_changes_total" + range(options_.flap_window_s) + ")");
+  if (!changes) return changes.error();
+  Result<std::vector<PromSample>> tx = prometheus_.query("rate(node_network_transmit_bytes_total" + w + ") * 8");
+  if (!tx) return tx.error();
+  for (const PromSample& s : *state) {
+    if (!e.devices[s.label("host")].scraped) continue;
+    PortHealth& p = e.ports[Endpoint{s.label("host"), s.label("device")}];
+    const std::string& name = s.label("__name__");
+    if (name == "node_network_flags") p.admin_up = (uint64_t(s.value) & 1) != 0;  // IFF_UP
+    else if (name == "node_network_up") p.oper_up = s.value == 1;
+    else if (name == "node_network_mtu_bytes") p.mtu = uint32_t(s.value);
+    else if (name == "node_network_speed_bytes") p.speed_bps = s.value * 8;
+  }
+  for (const PromSample& s : *changes)
+    if (auto it = e.ports.find(Endpoint{s.label("host"), s.label("device")}); it != e.ports.end()) it->second.carrier_changes = s.value;
+  for (const PromSample& s : *tx)
+    if (auto it = e.ports.find(Endpoint{s.label("host"), s.label("device")}); it != e.ports.end()) it->second.tx_bps = s.value;
+  return e;
+}
+
+Status Controller::evaluate() {
+  const auto started = Clock::now();
+  std::vector<Finding> findings;
+  Status result = Status::Ok();
+  // Windows reach back no further than the controller's start: probes lost before it
+  // (agents starting one after another, a fault being set up) are none of its business.
+  const double up_s = std::max(2.0, std::chrono::duration<double>(started - started_at_).count());
+  for (double window : {std::min(options_.window_s, up_s), std::min(options_.long_window_s, up_s)}) {
+    Result<Evidence> e = gather(window);
+    if (!e) {
+      result = Error{e.error().message};
+      break;
+    }
+    for (Finding& f : localize(plan_, *e, options_.localize)) {
+      if (f.from_counters)
+        for (uint32_t c : f.cables) counter_faults_[c] = unix_now();
+      auto same = [&](const Finding& g) { return g.component == f.component && g.fault == f.fault; };
+      if (std::none_of(findings.begin(), findings.end(), same)) findings.push_back(std::move(f));
+    }
+  }
+  // A failed read is no evidence that faults went away: incidents stay as they were.
+  if (result) update(findings, unix_now());
+  std::lock_guard<std::mutex> lock(mu_);
+  ++evaluations_;
+  last_error_ = result ? "" : result.message();
+  last_evaluation_s_ = std::chrono::duration<double>(Clock::now() - started).count();
+  return result;
+}
+
+void Controller::update(const std::vector<Finding>& findings, double now) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Finding& f : findings) {
+    // One incident per component: as evidence accumulates its class may sharpen (the
+    // first seconds of a black hole look like loss), and the incident follows.
+    auto open = std::find_if(incidents_.begin(), incidents_.end(),
+                             [&](const Incident& i) { return i.closed_at == 0 && i.finding.component == f.component; });
+    if (open != incidents_.end()) {
+      if (open->last_seen == now && open->finding.fault != f.fault) continue;  // two classes at once: the first stands
+      open->last_seen = now, open->finding = f;
+      if (log_) (void)log_->updated(open->id, f.fault, f.evidence);
+      continue;
+    }
+    Incident i{0, now, now, 0, f};
+    if (log_) {
+      Result<int64_t> id = log_->opened(IncidentRow{0, now, 0, f.component, f.fault, f.evidence, f.network});
+      i.id = id ? *id : 0;
+    }
+    if (i.id == 0) i.id = int64_t(incidents_.size()) + 1;
+    incidents_.push_back(std::move(i));
+  }
+  for (Incident& i : incidents_)
+    if (i.closed_at == 0 && now - i.last_seen >= options_.clear_after_s) {
+      i.closed_at = now;
+      if (log_) (void)log_->closed(i.id, now);
+    }
+}
+
+void Controller::run(const std::atomic<bool>& stop) {
+  auto next = Clock::now();
+  while (!stop.load()) {
+    (void)evaluate();
+    next += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.tick_s));
+    const auto now = Clock::now();
+    if (next < now) next = now;
+    while (!stop.load() && Clock::now() < next) std::this_thread::sleep_for(std::min<Clock::duration>(next - Clock::now(), std::chrono::milliseconds(100)));
+  }
+}
+
+std::vector<Incident> Controller::incidents() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return incidents_;
+}
+
+std::string Controller::incidents_json(bool all) const {
+  const double now = unix_now();
+  nlohmann::json list = nlohmann::json::array();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Incident& i : incidents_)
+    if (all || i.closed_at == 0 || now - i.closed_at < 600) list.push_back(to_json(i, now));
+  return nlohmann::json{{"testbed", testbed_.name}, {"now", now}, {"incidents", list}}.dump(1) + "\n";
+}
+
+std::string Controller::status_json() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t complete = 0;
+  for (const ProbePath& p : paths_) complete += p.complete ? 1 : 0;
+  return nlohmann::json{{"testbed", testbed_.name},
+                        {"evaluations", evaluations_},
+                        {"flows", flows_.size()},
+                        {"paths_traced", complete},
+                        {"last_evaluation_seconds", last_evaluation_s_},
+                        {"last_error", last_error_}}
+             .dump(1) + "\n";
+}
+
+}  // namespace xm::ops

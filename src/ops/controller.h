@@ -1,0 +1,90 @@
+// The controller (`xm ops controller`): every second it reads the agents' probe counts
+// and link counters from Prometheus (PromQL over the HTTP API), traces the probes' paths
+// (probe_paths.h: again every few seconds, since routing changes them), names the faulty
+// components (localize.h) and keeps incidents: one opens when a finding first appears
+// and closes once it has been absent for `clear_after_s`. Incidents go to the
+// inventory's incidents table and are served as JSON:
+//
+//   GET /api/incidents        open ones and those closed in the last 10 minutes
+//   GET /api/incidents?all=1  every one since the controller started
+//   GET /api/status           evaluations, flows and paths traced, the last error
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ops/fabric_plan.h"
+#include "ops/inventory.h"
+#include "ops/localize.h"
+#include "ops/prometheus_client.h"
+#include "testbed/plan.h"
+#include "util/result.h"
+
+namespace xm::ops {
+
+struct ControllerOptions {
+  int prometheus_port = 0;  // on 127.0.0.1
+  double tick_s = 1;
+  double window_s = 10;       // probe losses: the fast window ...
+  double long_window_s = 30;  // ... and the one for low loss rates
+  double flap_window_s = 60;
+  double clear_after_s = 15;
+  double retrace_s = 5;
+  uint16_t probe_port = 7947;
+  LocalizeOptions localize;
+  std::string database;  // the inventory SQLite file; empty: none
+};
+
+struct Incident {
+  int64_t id = 0;
+  double opened_at = 0, last_seen = 0, closed_at = 0;  // unix seconds; closed 0: open
+  Finding finding;
+};
+
+class Controller {
+ public:
+  static Result<std::unique_ptr<Controller>> open(testbed::Plan testbed, FabricPlan plan, const ControllerOptions& options);
+  ~Controller();
+
+  // Evaluates every tick until `stop` is set.
+  void run(const std::atomic<bool>& stop);
+  // One evaluation now.
+  Status evaluate();
+
+  std::string incidents_json(bool all) const;
+  std::string status_json() const;
+  std::vector<Incident> incidents() const;
+
+ private:
+  Controller(testbed::Plan testbed, FabricPlan plan, const ControllerOptions& options);
+  Result<Evidence> gather(double window_s);
+  Status trace();
+  void update(const std::vector<Finding>& findings, double now);
+
+  testbed::Plan testbed_;
+  FabricPlan plan_;
+  ControllerOptions options_;
+  PrometheusClient prometheus_;
+  std::unique_ptr<IncidentLog> log_;
+
+  std::vector<ProbeFlow> flows_;
+  std::map<std::string, size_t> flow_index_;  // by the flow's labels
+  std::vector<ProbePath> paths_;
+  std::chrono::steady_clock::time_point traced_at_{};
+  std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
+  std::map<uint32_t, double> planned_bps_;
+  std::map<uint32_t, double> counter_faults_;  // cable -> when the counters last named a fault on it
+
+  mutable std::mutex mu_;  // guards what follows
+  std::vector<Incident> incidents_;
+  uint64_t evaluations_ = 0;
+  std::string last_error_;
+  double last_evaluation_s_ = 0;
+};
+
+}  // namespace xm::ops

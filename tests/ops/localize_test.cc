@@ -1,0 +1,175 @@
+// Localization on synthetic evidence: a 6 x 4 rail fabric with two spines, every agent's
+// probe flows traced over a symmetric hash standing in for the switches' ECMP, and each
+// fault class made by hand in the counts and counters the agents would report.
+#include "ops/localize.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "ops/probe_targets.h"
+#include "ops/test_specs.h"
+
+namespace xm::ops {
+namespace {
+
+constexpr uint16_t kPort = 7947;
+
+class LocalizeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Result<FabricPlan> p = make_plan(ops_test::rail_spec(6, 4, 2), PlanOptions{});
+    ASSERT_TRUE(p) << p.error().message;
+    plan_ = std::move(p).value();
+    for (const Device* h : plan_.of_role(Role::kHost)) {
+      Result<std::vector<ProbeTarget>> t = probe_targets(plan_, h->name);
+      ASSERT_TRUE(t);
+      for (const ProbeTarget& x : *t)
+        for (uint32_t f = 0; f < (x.cross_rail ? 4u : 1u); ++f)
+          e_.flows.push_back(ProbeFlow{h->name, x.src_port, x.dst_host, x.dst_port, f});
+    }
+    // A ToR sends a 5-tuple up to spine (hash mod 2), the same both ways; a spine has
+    // one port per ToR, named after it.
+    RouteLookup lookup = [this](const std::string& device, const std::vector<RouteQuery>& qs) {
+      std::vector<std::string> out;
+      for (const RouteQuery& q : qs) {
+        if (device.starts_with("spine")) {
+          for (const Device* t : plan_.of_role(Role::kTor))
+            if (t->subnet->prefix.contains(q.dst)) out.push_back(t->name);
+          continue;
+        }
+        const uint32_t h = (q.src.value ^ q.dst.value) + q.sport + q.dport;
+        out.push_back("spine" + std::to_string((h * 2654435761u >> 7) % 2));
+      }
+      return Result<std::vector<std::string>>(out);
+    };
+    Result<std::vector<ProbePath>> paths = trace_probe_paths(plan_, e_.flows, kPort, lookup);
+    ASSERT_TRUE(paths) << paths.error().message;
+    e_.paths = std::move(paths).value();
+    for (const ProbePath& p : e_.paths) ASSERT_TRUE(p.complete);
+    e_.counts.assign(e_.flows.size(), FlowCount{100, 0});
+    for (const Device& d : plan_.devices) {
+      e_.devices[d.name] = DeviceHealth{true, 0.001};
+      for (const Port& p : d.ports) e_.ports[Endpoint{d.name, p.name}] = PortHealth{true, true, 9000, 400e6, 0, 1e6};
+    }
+  }
+
+  // Flows crossing the cable with an end at (device, port), either way.
+  std::vector<size_t> crossing(const std::string& device, const std::string& port) const {
+    CableIndex cables(plan_);
+    const Cable* c = cables.at(device, port);
+    std::vector<size_t> out;
+    for (size_t i = 0; i < e_.paths.size(); ++i) {
+      bool hit = false;
+      for (const auto* links : {&e_.paths[i].request, &e_.paths[i].reply})
+        for (DirectedLink l : *links) hit |= cable_of(l) == c->id;
+      if (hit) out.push_back(i);
+    }
+    return out;
+  }
+  std::string only(const std::vector<Finding>& f) const {
+    std::string s;
+    for (const Finding& x : f) s += x.component + " " + x.fault + ": " + x.evidence + "\n";
+    return s;
+  }
+
+  FabricPlan plan_;
+  Evidence e_;
+};
+
+TEST_F(LocalizeTest, AHealthyFabricRaisesNothing) {
+  std::vector<Finding> f = localize(plan_, e_);
+  EXPECT_TRUE(f.empty()) << only(f);
+}
+
+TEST_F(LocalizeTest, RandomLossOnAHostCableNamesTheCable) {
+  std::mt19937 rng(1);
+  std::binomial_distribution<int> lose(100, 0.02);
+  for (size_t i : crossing("h2", "nic1")) e_.counts[i].lost = lose(rng);
+  std::vector<Finding> f = localize(plan_, e_);
+  ASSERT_EQ(f.size(), 1u) << only(f);
+  EXPECT_EQ(f[0].component, "h2/nic1 - tor1:h2-nic1");
+  EXPECT_EQ(f[0].fault, "loss");
+}
+
+TEST_F(LocalizeTest, ABlackHoleForSomeFiveTuplesOnASpineLinkNamesThatLink) {
+  size_t caught = 0;
+  std::vector<size_t> through = crossing("tor2", "spine1");
+  ASSERT_GT(through.size(), 4u);
+  for (size_t k = 0; k < through.size(); k += 2) e_.counts[through[k]].lost = 100, ++caught;  // every other 5-tuple
+  std::vector<Finding> f = localize(plan_, e_);
+  ASSERT_EQ(f.size(), 1u) << only(f);
+  EXPECT_EQ(f[0].component, "tor2:spine1 - spine1:tor2");
+  EXPECT_EQ(f[0].fault, "blackhole");
+  EXPECT_NE(f[0].evidence.find(std::to_string(caught) + " of "), std::string::npos) << f[0].evidence;
+}
+
+TEST_F(LocalizeTest, CountersNameTheEndThatIsDownAndExplainItsProbes) {
+  e_.ports[Endpoint{"h3", "nic2"}].admin_up = false;
+  e_.ports[Endpoint{"h3", "nic2"}].oper_up = false;
+  e_.ports[Endpoint{"tor2", "h3-nic2"}].oper_up = false;
+  for (size_t i : crossing("h3", "nic2")) e_.counts[i].lost = 100;
+  std::vector<Finding> f = localize(plan_, e_);
+  ASSERT_EQ(f.size(), 1u) << only(f);
+  EXPECT_EQ(f[0].component, "h3/nic2");
+  EXPECT_EQ(f[0].fault, "nic-down");
+
+  e_.ports[Endpoint{"h3", "nic2"}].admin_up = true;  // now the switch port is shut instead
+  e_.ports[Endpoint{"tor2", "h3-nic2"}].admin_up = false;
+  f = localize(plan_, e_);
+  ASSERT_EQ(f.size(), 1u) << only(f);
+  EXPECT_EQ(f[0].component, "tor2:h3-nic2");
+  EXPECT_EQ(f[0].fault, "port-down");
+
+  e_.ports[Endpoint{"tor2", "h3-nic2"}].admin_up = true;  // both up, no carrier: the cable
+  f = localize(plan_, e_);
+  ASSERT_EQ(f.size(), 1u) << only(f);
+  EXPECT_EQ(f[0].component, "h3/nic2 - tor2:h3-nic2");
+  EXPECT_EQ(f[0].fault, "link-down");
+}
+
+TEST_F(LocalizeTest, ASwitchAllOfWhoseCablesAreDownIsDown) {
+  for (const Port& p : plan_.find("spine1")->ports) {
+    e_.ports[Endpoint{"spine1", p.name}] = PortHealth{false, false, 9000, 0, 2, 0};
+    e_.ports[Endpoint{p.peer_device, p.peer_port}].oper_up = false;
+  }
+  std::vector<Finding> f = localize(plan_, e_);
+  ASSERT_EQ(f.size(), 1u) << only(f);
+  EXPECT_EQ(f[0].component, "spine1");
+  EXPECT_EQ(f[0].fault, "switch-down");
+}
+
+TEST_F(LocalizeTest, FlapsMtuAndSpeedComeFromTheCounters) {
+  e_.ports[Endpoint{"tor0", "h1-nic0"}].carrier_changes = 8;  // 4 down-up cycles
+  e_.ports[Endpoint{"h4", "nic3"}].mtu = 1500;
+  CableIndex cables(plan_);
+  e_.planned_bps[cables.at("tor1", "spine0")->id] = 400e6;
+  e_.ports[Endpoint{"tor1", "spine0"}].speed_bps = 40e6;
+  std::vector<Finding> f = localize(plan_, e_);
+  ASSERT_EQ(f.size(), 3u) << only(f);
+  EXPECT_EQ(f[0].component + " " + f[0].fault, "h1/nic0 - tor0:h1-nic0 flapping");
+  EXPECT_EQ(f[1].component + " " + f[1].fault, "h4/nic3 mtu");
+  EXPECT_EQ(f[2].component + " " + f[2].fault, "tor1:spine0 - spine0:tor1 degraded");
+}
+
+TEST_F(LocalizeTest, AStarvedHostIsAHostFindingAndItsLossesNoEvidence) {
+  e_.devices["h5"].lag_s = 0.4;
+  for (size_t i = 0; i < e_.flows.size(); ++i)
+    if (e_.flows[i].host == "h5") e_.counts[i].lost = 30;
+  std::vector<Finding> f = localize(plan_, e_);
+  ASSERT_EQ(f.size(), 1u) << only(f);
+  EXPECT_EQ(f[0].component, "h5");
+  EXPECT_EQ(f[0].fault, "agent-starved");
+  EXPECT_FALSE(f[0].network);
+}
+
+TEST_F(LocalizeTest, LossOnABusyLinkIsCongestionNotAFault) {
+  for (size_t i : crossing("h2", "nic1")) e_.counts[i].lost = 5;
+  e_.ports[Endpoint{"h2", "nic1"}].tx_bps = 390e6;
+  e_.ports[Endpoint{"tor1", "h2-nic1"}].tx_bps = 390e6;
+  std::vector<Finding> f = localize(plan_, e_);
+  EXPECT_TRUE(f.empty()) << only(f);
+}
+
+}  // namespace
+}  // namespace xm::ops
