@@ -58,6 +58,12 @@ Result<std::unique_ptr<Controller>> Controller::open(testbed::Plan testbed, Fabr
 Status Controller::trace() {
   Result<std::vector<ProbePath>> p = trace_probe_paths(plan_, flows_, options_.probe_port, testbed_route_lookup(testbed_));
   if (!p) return Error{"tracing probe paths: " + p.error().message};
+  // A probe lost while routing moved its flow is no evidence about either path: flows
+  // whose path changed are settled as after a fault the counters named.
+  const double now = unix_now();
+  settled_at_.resize(flows_.size(), 0);
+  for (size_t i = 0; i < p->size() && i < paths_.size(); ++i)
+    if ((*p)[i].request != paths_[i].request || (*p)[i].reply != paths_[i].reply) settled_at_[i] = now;
   paths_ = std::move(p).value();
   traced_at_ = Clock::now();
   return Status::Ok();
@@ -90,8 +96,9 @@ Result<Evidence> Controller::gather(double window_s) {
     if (auto it = flow_index_.find(flow_key(s)); it != flow_index_.end()) e.counts[it->second].lost = s.value;
   e.planned_bps = planned_bps_;
   const double now = unix_now();
-  for (const auto& [cable, seen] : counter_faults_)
-    if (now - seen < window_s) e.settling.insert(cable);
+  settled_at_.resize(flows_.size(), 0);
+  e.settled.resize(flows_.size());
+  for (size_t i = 0; i < flows_.size(); ++i) e.settled[i] = now - settled_at_[i] < window_s + options_.settle_s;
 
   Result<std::vector<PromSample>> up = prometheus_.query("max by (host) (up{job=\"xm-agent\"})");
   if (!up) return up.error();
@@ -141,8 +148,7 @@ Status Controller::evaluate() {
       break;
     }
     for (Finding& f : localize(plan_, *e, options_.localize)) {
-      if (f.from_counters)
-        for (uint32_t c : f.cables) counter_faults_[c] = unix_now();
+      if (f.from_counters) settle(f.cables);
       auto same = [&](const Finding& g) { return g.component == f.component && g.fault == f.fault; };
       if (std::none_of(findings.begin(), findings.end(), same)) findings.push_back(std::move(f));
     }
@@ -156,18 +162,72 @@ Status Controller::evaluate() {
   return result;
 }
 
+void Controller::settle(const std::vector<uint32_t>& cables) {
+  const double now = unix_now();
+  settled_at_.resize(flows_.size(), 0);
+  for (size_t i = 0; i < paths_.size() && i < flows_.size(); ++i)
+    for (const auto* links : {&paths_[i].request, &paths_[i].reply})
+      for (DirectedLink l : *links)
+        if (std::find(cables.begin(), cables.end(), cable_of(l)) != cables.end()) settled_at_[i] = now;
+}
+
 void Controller::update(const std::vector<Finding>& findings, double now) {
   std::lock_guard<std::mutex> lock(mu_);
   for (const Finding& f : findings) {
     // One incident per component: as evidence accumulates its class may sharpen (the
     // first seconds of a black hole look like loss), and the incident follows.
-    auto open = std::find_if(incidents_.begin(), incidents_.end(),
-                             [&](const Incident& i) { return i.closed_at == 0 && i.finding.component == f.component; });
+    // So is one fault seen on one cable first one way, then another (the probes' losses
+    // before the counters' NIC down; a port down, then no carrier as it comes back).
+    auto open = std::find_if(incidents_.begin(), incidents_.end(), [&](const Incident& i) {
+      const bool same_cable = i.finding.cables.size() == 1 && i.finding.cables == f.cables;
+      return i.closed_at == 0 && (i.finding.component == f.component || same_cable);
+    });
+    // A cable of a switch that is down, seen without carrier as the switch comes back: the
+    // switch's incident still.
+    if (open == incidents_.end())
+      open = std::find_if(incidents_.begin(), incidents_.end(), [&](const Incident& i) {
+        return i.closed_at == 0 && i.finding.cables.size() > 1 && !f.cables.empty() &&
+               std::all_of(f.cables.begin(), f.cables.end(), [&](uint32_t c) {
+                 return std::find(i.finding.cables.begin(), i.finding.cables.end(), c) != i.finding.cables.end();
+               });
+      });
+    if (open != incidents_.end() && open->finding.component != f.component && open->finding.cables.size() > 1) {
+      open->last_seen = now;
+      continue;
+    }
     if (open != incidents_.end()) {
       if (open->last_seen == now && open->finding.fault != f.fault) continue;  // two classes at once: the first stands
+      // A black hole fading from the window after its repair reads as loss: it stays one.
+      if (open->finding.fault == "blackhole" && f.fault == "loss") {
+        open->last_seen = now;
+        continue;
+      }
       open->last_seen = now, open->finding = f;
-      if (log_) (void)log_->updated(open->id, f.fault, f.evidence);
+      if (log_) (void)log_->updated(open->id, f.fault, f.evidence, f.component);
       continue;
+    }
+    // A switch (or host) found down after some of its cables were, one scrape earlier:
+    // those incidents were this one seen in part, and go into it.
+    if (f.cables.size() > 1) {
+      auto part = [&](const Incident& i) {
+        return i.closed_at == 0 && !i.finding.cables.empty() &&
+               std::all_of(i.finding.cables.begin(), i.finding.cables.end(), [&](uint32_t c) {
+                 return std::find(f.cables.begin(), f.cables.end(), c) != f.cables.end();
+               });
+      };
+      auto first = std::find_if(incidents_.begin(), incidents_.end(), part);
+      if (first != incidents_.end()) {
+        first->last_seen = now, first->finding = f;
+        if (log_) (void)log_->updated(first->id, f.fault, f.evidence, f.component);
+        for (auto it = std::next(first); it != incidents_.end();)
+          if (part(*it)) {
+            if (log_) (void)log_->removed(it->id);
+            it = incidents_.erase(it);
+          } else {
+            ++it;
+          }
+        continue;
+      }
     }
     Incident i{0, now, now, 0, f};
     if (log_) {

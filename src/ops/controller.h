@@ -35,6 +35,7 @@ struct ControllerOptions {
   double flap_window_s = 60;
   double clear_after_s = 15;
   double retrace_s = 5;
+  double settle_s = 5;  // after a fault the counters named, while routing converges
   uint16_t probe_port = 7947;
   LocalizeOptions localize;
   std::string database;  // the inventory SQLite file; empty: none
@@ -65,6 +66,8 @@ class Controller {
   Result<Evidence> gather(double window_s);
   Status trace();
   void update(const std::vector<Finding>& findings, double now);
+  // Marks the flows whose paths cross `cables` settled from now.
+  void settle(const std::vector<uint32_t>& cables);
 
   testbed::Plan testbed_;
   FabricPlan plan_;
@@ -78,7 +81,7 @@ class Controller {
   std::chrono::steady_clock::time_point traced_at_{};
   std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
   std::map<uint32_t, double> planned_bps_;
-  std::map<uint32_t, double> counter_faults_;  // cable -> when the counters last named a fault on it
+  std::vector<double> settled_at_;  // by flow: when its path last crossed a cable the counters named
 
   mutable std::mutex mu_;  // guards what follows
   std::vector<Incident> incidents_;

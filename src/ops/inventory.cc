@@ -245,14 +245,19 @@ Result<int64_t> IncidentLog::opened(const IncidentRow& row) {
   return int64_t(sqlite3_last_insert_rowid(db_));
 }
 
-Status IncidentLog::updated(int64_t id, const std::string& fault, const std::string& evidence) {
+Status IncidentLog::removed(int64_t id) {
+  return exec(db_, "DELETE FROM incidents WHERE id = " + std::to_string(id), "incidents");
+}
+
+Status IncidentLog::updated(int64_t id, const std::string& fault, const std::string& evidence, const std::string& component) {
   sqlite3_stmt* stmt = nullptr;
-  if (sqlite3_prepare_v2(db_, "UPDATE incidents SET fault = ?, evidence = ? WHERE id = ?", -1, &stmt, nullptr) != SQLITE_OK)
+  if (sqlite3_prepare_v2(db_, "UPDATE incidents SET fault = ?, evidence = ?, component = ? WHERE id = ?", -1, &stmt, nullptr) != SQLITE_OK)
     return Error{std::string("incidents: ") + sqlite3_errmsg(db_)};
   std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)> guard(stmt, &sqlite3_finalize);
   sqlite3_bind_text(stmt, 1, fault.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(stmt, 2, evidence.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int64(stmt, 3, id);
+  sqlite3_bind_text(stmt, 3, component.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(stmt, 4, id);
   if (sqlite3_step(stmt) != SQLITE_DONE) return Error{std::string("incidents: ") + sqlite3_errmsg(db_)};
   return Status::Ok();
 }

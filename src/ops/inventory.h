@@ -45,7 +45,8 @@ class IncidentLog {
   IncidentLog& operator=(IncidentLog&&) = delete;
   ~IncidentLog();
   Result<int64_t> opened(const IncidentRow& row);  // its id
-  Status updated(int64_t id, const std::string& fault, const std::string& evidence);
+  Status updated(int64_t id, const std::string& fault, const std::string& evidence, const std::string& component);
+  Status removed(int64_t id);  // folded into another
   Status closed(int64_t id, double at);
   Result<std::vector<IncidentRow>> all();
 

@@ -23,7 +23,7 @@ double score(double sent, double lost, double p0) {
 class Localizer {
  public:
   Localizer(const FabricPlan& plan, const Evidence& e, const LocalizeOptions& o)
-      : plan_(plan), e_(e), o_(o), cables_(plan), explained_(e.settling) {}
+      : plan_(plan), e_(e), o_(o), cables_(plan) {}
 
   std::vector<Finding> run() {
     hosts();
@@ -104,7 +104,8 @@ class Localizer {
     const PortHealth* a = port(c.a);
     const PortHealth* b = port(c.b);
     const std::string name = cables_.name(c.id);
-    const double flaps = std::max(a ? a->carrier_changes : 0, b ? b->carrier_changes : 0) / 2;
+    // A flap is a loss of carrier: three downs (five changes) are three flaps.
+    const double flaps = std::ceil(std::max(a ? a->carrier_changes : 0, b ? b->carrier_changes : 0) / 2 - 0.05);
     if (flaps >= o_.flaps) {
       add(name, "flapping", name + " flapped " + trimmed(flaps, 3) + " times in the last minute (carrier changes at its ends); hold it down and check the optics", {c.id});
       explained_.insert(c.id);
@@ -115,7 +116,8 @@ class Localizer {
       const bool host = plan_.find(end.device)->role == Role::kHost;
       const std::string where = port_name(plan_, end);
       add(where, host ? "nic-down" : "port-down",
-          where + " is administratively down, so " + name + " has no link: " + (host ? "bring the NIC up (ip link set " + end.port + " up on " + end.device + ")" : "the switch port is shut: no shutdown"));
+          where + " is administratively down, so " + name + " has no link: " + (host ? "bring the NIC up (ip link set " + end.port + " up on " + end.device + ")" : "the switch port is shut: no shutdown"),
+          {c.id});
       explained_.insert(c.id);
       return;
     }
@@ -147,6 +149,7 @@ class Localizer {
     for (size_t i = 0; i < n && i < e_.paths.size() && i < e_.counts.size(); ++i) {
       const ProbePath& p = e_.paths[i];
       if (!p.complete || untrusted_.count(e_.flows[i].host) || untrusted_.count(e_.flows[i].peer_host)) continue;
+      if (i < e_.settled.size() && e_.settled[i]) continue;
       bool crosses_explained = false;
       for (const auto* links : {&p.request, &p.reply})
         for (DirectedLink l : *links) crosses_explained |= explained_.count(cable_of(l)) > 0;

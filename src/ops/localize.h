@@ -56,9 +56,10 @@ struct Evidence {
   std::map<Endpoint, PortHealth> ports;  // the ports whose device's agent answered
   std::map<std::string, DeviceHealth> devices;
   std::map<uint32_t, double> planned_bps;  // per cable id: the rate it should run at
-  // Cables the counters named a fault on within the probe window: their probes' losses
-  // are that fault's, even once the counters look well again.
-  std::set<uint32_t> settling;
+  // By flow: its path crossed a cable the counters named a fault on, within the window
+  // (and a few seconds more, while routing settles): its losses are that fault's, even
+  // once the counters look well again or routing has moved the flow elsewhere.
+  std::vector<bool> settled;
 };
 
 struct LocalizeOptions {

@@ -188,6 +188,10 @@ std::string frr_conf(const FabricPlan& plan, const Device& sw) {
   std::ostringstream o;
   o << header(plan, "!", sw.name + ": eBGP on every fabric link, ECMP over all of them, BFD on every session");
   o << "frr defaults datacenter\nhostname " << sw.name << "\nservice integrated-vtysh-config\n!\n";
+  // Routes with their nexthops inline, not as kernel nexthop objects: with those, zebra
+  // (8.4) and the kernel disagree once a link has gone down and up — the kernel drops the
+  // nexthop from its group and zebra never puts it back, so ECMP stays one path short.
+  o << "no zebra nexthop kernel enable\n!\n";
   o << "router bgp " << sw.asn << "\n bgp router-id " << to_string(sw.loopback) << '\n';
   o << " bgp bestpath as-path multipath-relax\n no bgp ebgp-requires-policy\n";
   for (const Port* p : fabric_ports(sw)) {

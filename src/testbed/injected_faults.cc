@@ -215,6 +215,9 @@ class Injector {
       case FaultKind::kFlap: {
         Result<CableEnd> e = cable_end(f.at);
         if (!e) return e.error();
+        // A NIC's cable flaps at its ToR port: the NIC loses carrier and keeps its routes
+        // (taking the NIC itself down would flush them, which is not what a flap does).
+        if (f.at.find('/') != std::string::npos) std::swap(e->netns, e->far_netns), std::swap(e->dev, e->far_dev);
         const double period = f.value.empty() ? 4.0 : std::atof(f.value.c_str());
         if (!(period >= 0.2) || period > 3600) return Error{"--value " + f.value + ": seconds per flap, 0.2-3600"};
         const std::string pid_file = runtime_dir(name_) + "/flap" + std::to_string(serial) + ".pid";
@@ -246,12 +249,16 @@ class Injector {
       case FaultKind::kSwitchDown: {
         const SwitchPlan* sw = plan_.find_switch(f.at);
         if (!sw) return Error{"--at " + f.at + ": a switch of the testbed, e.g. tor1 or spine0"};
-        Cmds down, up;
+        // In one batch, so the switch goes down at once rather than port by port.
+        std::string down, up;
         for (const std::string& port : switch_ports(sw->name)) {
-          down.push_back({"ip", "-n", sw->netns, "link", "set", "dev", port, "down"});
-          up.push_back({"ip", "-n", sw->netns, "link", "set", "dev", port, "up"});
+          down += "link set dev " + port + " down\n";
+          up += "link set dev " + port + " up\n";
         }
-        return std::pair{down, up};
+        auto batch = [&](const std::string& lines) {
+          return Cmds{{"sh", "-c", "printf '" + lines + "' | ip -n " + sw->netns + " -batch -"}};
+        };
+        return std::pair{batch(down), batch(up)};
       }
     }
     return Error{"unknown fault"};

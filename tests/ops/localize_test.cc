@@ -113,6 +113,7 @@ TEST_F(LocalizeTest, CountersNameTheEndThatIsDownAndExplainItsProbes) {
   ASSERT_EQ(f.size(), 1u) << only(f);
   EXPECT_EQ(f[0].component, "h3/nic2");
   EXPECT_EQ(f[0].fault, "nic-down");
+  EXPECT_EQ(f[0].cables, std::vector<uint32_t>{CableIndex(plan_).at("h3", "nic2")->id});
 
   e_.ports[Endpoint{"h3", "nic2"}].admin_up = true;  // now the switch port is shut instead
   e_.ports[Endpoint{"tor2", "h3-nic2"}].admin_up = false;
@@ -167,6 +168,14 @@ TEST_F(LocalizeTest, LossOnABusyLinkIsCongestionNotAFault) {
   for (size_t i : crossing("h2", "nic1")) e_.counts[i].lost = 5;
   e_.ports[Endpoint{"h2", "nic1"}].tx_bps = 390e6;
   e_.ports[Endpoint{"tor1", "h2-nic1"}].tx_bps = 390e6;
+  std::vector<Finding> f = localize(plan_, e_);
+  EXPECT_TRUE(f.empty()) << only(f);
+}
+
+TEST_F(LocalizeTest, LossesOnACableTheCountersJustNamedAreThatFaults) {
+  // A NIC back up: its probes lost while it was down are still in the window.
+  e_.settled.assign(e_.flows.size(), false);
+  for (size_t i : crossing("h2", "nic1")) e_.counts[i].lost = 40, e_.settled[i] = true;
   std::vector<Finding> f = localize(plan_, e_);
   EXPECT_TRUE(f.empty()) << only(f);
 }

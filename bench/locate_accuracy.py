@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""locate_accuracy.py: how fast and how well the controller names injected faults.
+
+Deploys a HOSTS x RAILS routed testbed, starts `xm ops monitor` (agents, Prometheus, the
+controller), then runs ROUNDS randomized injections with `xm testbed fault`, one at a time,
+every class in turn on a random component: random loss (0.1-5 %) on a host or spine cable,
+a black hole for half the 5-tuples on a spine cable, a cable degraded to 10 %, a flapping
+cable, a switch port down, a NIC down, a switch down, a wrong MTU. Each round injects,
+polls `xm ops locate --json` until the right incident (component and class) is open, undoes
+the fault and waits until every incident has closed. Prints Markdown: per class the
+injections, how many were located right, exactly, median and slowest time from the start
+of the injection command; and precision (right incidents over every network incident the
+controller opened) and recall. Needs root, FRR, lldpd and Prometheus.
+
+  sudo bench/locate_accuracy.py [--hosts 16] [--rails 8] [--rounds 100] [--seed 1]
+                                [--xm build/default/src/xm] [--name loc] [--timeout 45]
+"""
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+CLASSES = ["loss", "blackhole", "degraded", "flap", "port-down", "nic-down", "switch-down", "mtu"]
+
+
+def run(xm, args):
+    return subprocess.run([xm] + args, capture_output=True, text=True)
+
+
+def incidents(xm, name):
+    p = run(xm, ["ops", "locate", "--json", "--all", "--name", name])
+    try:
+        return json.loads(p.stdout)["incidents"]
+    except (ValueError, KeyError):
+        return []
+
+
+def make_round(kind, rng, hosts, rails, spines):
+    """The fault's xm arguments and the incident it must raise: (component, fault)."""
+    h, r, s = rng.randrange(hosts), rng.randrange(rails), rng.randrange(spines)
+    host_cable = (f"h{h}/nic{r}", f"tor{r}:h{h}-nic{r}", f"h{h}/nic{r} - tor{r}:h{h}-nic{r}")
+    spine_cable = (f"tor{r}:spine{s}", f"spine{s}:tor{r}", f"tor{r}:spine{s} - spine{s}:tor{r}")
+    if kind == "loss":
+        ends = rng.choice([host_cable, spine_cable])
+        rate = rng.choice(["0.1%", "0.5%", "1%", "2%", "5%"])
+        return ["--inject", "loss", "--at", rng.choice(ends[:2]), "--value", rate], (ends[2], "loss"), rate
+    if kind == "blackhole":
+        return ["--inject", "blackhole", "--at", rng.choice(spine_cable[:2]), "--value", "50%"], (spine_cable[2], "blackhole"), ""
+    if kind == "degraded":
+        ends = rng.choice([host_cable, spine_cable])
+        return ["--inject", "degraded", "--at", rng.choice(ends[:2]), "--value", "10%"], (ends[2], "degraded"), ""
+    if kind == "flap":
+        ends = rng.choice([host_cable, spine_cable])
+        return ["--inject", "flap", "--at", rng.choice(ends[:2]), "--value", "4"], (ends[2], "flapping"), ""
+    if kind == "port-down":
+        port = rng.choice([host_cable[1], spine_cable[0], spine_cable[1]])
+        return ["--inject", "link-down", "--at", port], (port, "port-down"), ""
+    if kind == "nic-down":
+        return ["--inject", "nic-down", "--at", host_cable[0]], (host_cable[0], "nic-down"), ""
+    if kind == "switch-down":
+        sw = rng.choice([f"tor{r}", f"spine{s}"])
+        return ["--inject", "switch-down", "--at", sw], (sw, "switch-down"), ""
+    if kind == "mtu":
+        return ["--miswire", "mtu", "--at", host_cable[0], "--value", "1500"], (host_cable[0], "mtu"), ""
+    raise ValueError(kind)
+
+
+def wait_all_closed(xm, name, seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if all(i["closed_at"] is not None for i in incidents(xm, name)):
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--hosts", type=int, default=16)
+    ap.add_argument("--rails", type=int, default=8)
+    ap.add_argument("--spines", type=int, default=2)
+    ap.add_argument("--rounds", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--name", default="loc")
+    ap.add_argument("--timeout", type=float, default=45)
+    ap.add_argument("--xm", default=os.path.join(os.path.dirname(__file__), "..", "build", "default", "src", "xm"))
+    a = ap.parse_args()
+    rng = random.Random(a.seed)
+    xm = os.path.abspath(a.xm)
+
+    work = tempfile.mkdtemp(prefix="xm-loc-")
+    spec = os.path.join(work, "cluster.yaml")
+    with open(spec, "w") as f:
+        f.write(f"name: loc\nservers: {a.hosts}\nserver:\n  accelerators: {a.rails}\n  nics: {a.rails}\n  nic_gbps: 400\n"
+                f"fabric:\n  kind: rail-optimized\n  tor: {{ports: {a.hosts + a.spines}, servers: {a.hosts}, uplinks: {a.spines}}}\n"
+                f"  agg: {{ports: {a.rails}, tors: {a.rails}, count: {a.spines}}}\n")
+    run(xm, ["testbed", "down", "--name", a.name])
+    try:
+        d = run(xm, ["ops", "deploy", spec, "--name", a.name])
+        if d.returncode != 0:
+            sys.exit(d.stdout + d.stderr)
+        m = run(xm, ["ops", "monitor", "--name", a.name])
+        if m.returncode != 0:
+            sys.exit(m.stdout + m.stderr)
+        time.sleep(5)
+        kinds = []
+        while len(kinds) < a.rounds:
+            batch = CLASSES[:]
+            rng.shuffle(batch)
+            kinds += batch
+        rows = {k: [] for k in CLASSES}  # (found right, exact, seconds)
+        right_ids, stale = set(), 0
+        for n, kind in enumerate(kinds[: a.rounds]):
+            if not wait_all_closed(xm, a.name, 90):
+                stale += 1
+            args, (component, fault), note = make_round(kind, rng, a.hosts, a.rails, a.spines)
+            t0 = time.monotonic()
+            inj = run(xm, ["testbed", "fault", "--name", a.name] + args)
+            if inj.returncode != 0:
+                sys.exit(f"round {n}: xm testbed fault {' '.join(args)}: {inj.stdout}{inj.stderr}")
+            found, exact, seconds = False, False, None
+            while time.monotonic() - t0 < a.timeout:
+                for i in incidents(xm, a.name):
+                    if i["closed_at"] is None and i["fault"] == fault and component in i["component"]:
+                        found, exact, seconds = True, i["component"] == component, time.monotonic() - t0
+                        right_ids.add(i["id"])
+                if found:
+                    break
+                time.sleep(0.2)
+            time.sleep(2)  # anything else it raises meanwhile counts against precision
+            undo = run(xm, ["testbed", "fault", "--name", a.name, "--undo"])
+            if undo.returncode != 0:
+                sys.exit(f"round {n}: undo: {undo.stdout}{undo.stderr}")
+            rows[kind].append((found, exact, seconds))
+            print(f"round {n}: {kind} {' '.join(args)} -> {'found' if found else 'MISSED'}"
+                  f"{'' if exact or not found else ' (not exact)'} {'' if seconds is None else f'{seconds:.1f} s'}",
+                  file=sys.stderr, flush=True)
+        wait_all_closed(xm, a.name, 90)
+        every = incidents(xm, a.name)
+    finally:
+        run(xm, ["testbed", "down", "--name", a.name])
+
+    network = [i for i in every if i["network"]]
+    right = [i for i in network if i["id"] in right_ids]
+    wrong = [i for i in network if i["id"] not in right_ids]
+    print(f"## {a.rounds} randomized injections, {a.hosts} hosts x {a.rails} rails, {a.spines} spines (seed {a.seed})\n")
+    print("| class | injected | located right | exact component | median time (s) | slowest (s) |")
+    print("|---|---:|---:|---:|---:|---:|")
+    times = []
+    for k in CLASSES:
+        r = rows[k]
+        if not r:
+            continue
+        t = [s for f, e, s in r if f]
+        times += t
+        med = f"{statistics.median(t):.1f}" if t else "-"
+        slow = f"{max(t):.1f}" if t else "-"
+        print(f"| {k} | {len(r)} | {sum(f for f, _, _ in r)} | {sum(e for _, e, _ in r)} | {med} | {slow} |")
+    found = sum(f for r in rows.values() for f, _, _ in r)
+    exact = sum(e for r in rows.values() for _, e, _ in r)
+    times.sort()
+    p99 = times[min(len(times) - 1, int(round(0.99 * (len(times) - 1))))] if times else float("nan")
+    print(f"| **all** | **{a.rounds}** | **{found}** | **{exact}** | **{statistics.median(times):.1f}** | **{times[-1]:.1f}** |\n")
+    print(f"Recall {found}/{a.rounds} = {100 * found / a.rounds:.1f} %; exact component {exact}/{a.rounds} = "
+          f"{100 * exact / a.rounds:.1f} %; p99 time {p99:.1f} s.")
+    print(f"Precision: {len(right)} right of {len(network)} network incidents = "
+          f"{100 * len(right) / max(1, len(network)):.1f} %; host incidents {len(every) - len(network)}; "
+          f"rounds that started with an incident still open: {stale}.")
+    for i in wrong:
+        print(f"- extra: {i['component']} {i['fault']}: {i['evidence']}")
+
+
+if __name__ == "__main__":
+    main()
