@@ -155,7 +155,10 @@ Status Controller::evaluate() {
   }
   // A failed read is no evidence that faults went away: incidents stay as they were.
   if (result) update(findings, unix_now());
+  size_t complete = 0;
+  for (const ProbePath& p : paths_) complete += p.complete ? 1 : 0;
   std::lock_guard<std::mutex> lock(mu_);
+  flows_seen_ = flows_.size(), paths_complete_ = complete;  // for status_json's threads
   ++evaluations_;
   last_error_ = result ? "" : result.message();
   last_evaluation_s_ = std::chrono::duration<double>(Clock::now() - started).count();
@@ -271,12 +274,10 @@ std::string Controller::incidents_json(bool all) const {
 
 std::string Controller::status_json() const {
   std::lock_guard<std::mutex> lock(mu_);
-  size_t complete = 0;
-  for (const ProbePath& p : paths_) complete += p.complete ? 1 : 0;
   return nlohmann::json{{"testbed", testbed_.name},
                         {"evaluations", evaluations_},
-                        {"flows", flows_.size()},
-                        {"paths_traced", complete},
+                        {"flows", flows_seen_},
+                        {"paths_traced", paths_complete_},
                         {"last_evaluation_seconds", last_evaluation_s_},
                         {"last_error", last_error_}}
              .dump(1) + "\n";

@@ -75,6 +75,7 @@ class Controller {
   PrometheusClient prometheus_;
   std::unique_ptr<IncidentLog> log_;
 
+  // The evaluating thread's own (run): flows, their paths, when each was settled.
   std::vector<ProbeFlow> flows_;
   std::map<std::string, size_t> flow_index_;  // by the flow's labels
   std::vector<ProbePath> paths_;
@@ -86,6 +87,7 @@ class Controller {
   mutable std::mutex mu_;  // guards what follows
   std::vector<Incident> incidents_;
   uint64_t evaluations_ = 0;
+  size_t flows_seen_ = 0, paths_complete_ = 0;
   std::string last_error_;
   double last_evaluation_s_ = 0;
 };
