@@ -69,11 +69,11 @@ Status Controller::trace() {
   return Status::Ok();
 }
 
-Result<Evidence> Controller::gather(double window_s) {
+Status Controller::count_probes(double window_s, Evidence& e) {
   Result<std::vector<PromSample>> sent = prometheus_.query("increase(xm_probe_sent_total" + range(window_s) + ")");
-  if (!sent) return sent.error();
+  if (!sent) return Error{sent.error().message};
   Result<std::vector<PromSample>> lost = prometheus_.query("increase(xm_probe_lost_total" + range(window_s) + ")");
-  if (!lost) return lost.error();
+  if (!lost) return Error{lost.error().message};
   // The flows: new ones (an agent restarted, the first evaluation) mean tracing again.
   bool fresh = false;
   for (const PromSample& s : *sent) {
@@ -84,22 +84,24 @@ Result<Evidence> Controller::gather(double window_s) {
                 uint32_t(std::strtoul(s.label("flow").c_str(), nullptr, 10))};
     flows_.push_back(std::move(f));
   }
-  if (fresh || Clock::now() - traced_at_ > std::chrono::duration<double>(options_.retrace_s))
-    if (Status st = trace(); !st) return Error{st.message()};
-
-  Evidence e;
-  e.flows = flows_;
-  e.paths = paths_;
-  e.counts.resize(flows_.size());
+  const bool retrace = fresh || Clock::now() - traced_at_ > std::chrono::duration<double>(options_.retrace_s);
+  if (retrace)
+    if (Status st = trace(); !st) return st;
+  if (retrace || e.flows.size() != flows_.size()) e.flows = flows_, e.paths = paths_;  // once per evaluation
+  e.counts.assign(flows_.size(), FlowCount{});
   for (const PromSample& s : *sent) e.counts[flow_index_[flow_key(s)]].sent = s.value;
   for (const PromSample& s : *lost)
     if (auto it = flow_index_.find(flow_key(s)); it != flow_index_.end()) e.counts[it->second].lost = s.value;
-  e.planned_bps = planned_bps_;
   const double now = unix_now();
   settled_at_.resize(flows_.size(), 0);
   e.settled.resize(flows_.size());
   for (size_t i = 0; i < flows_.size(); ++i) e.settled[i] = now - settled_at_[i] < window_s + options_.settle_s;
+  return Status::Ok();
+}
 
+Result<Evidence> Controller::gather_state(double window_s) {
+  Evidence e;
+  e.planned_bps = planned_bps_;
   Result<std::vector<PromSample>> up = prometheus_.query("max by (host) (up{job=\"xm-agent\"})");
   if (!up) return up.error();
   for (const PromSample& s : *up) e.devices[s.label("host")].scraped = s.value == 1;
@@ -141,10 +143,14 @@ Status Controller::evaluate() {
   // Windows reach back no further than the controller's start: probes lost before it
   // (agents starting one after another, a fault being set up) are none of its business.
   const double up_s = std::max(2.0, std::chrono::duration<double>(started - started_at_).count());
-  for (double window : {std::min(options_.window_s, up_s), std::min(options_.long_window_s, up_s)}) {
-    Result<Evidence> e = gather(window);
-    if (!e) {
-      result = Error{e.error().message};
+  // Devices and ports once; the probes' counts over each window.
+  const double short_window = std::min(options_.window_s, up_s);
+  Result<Evidence> e = gather_state(short_window);
+  if (!e) result = Error{e.error().message};
+  for (double window : {short_window, std::min(options_.long_window_s, up_s)}) {
+    if (!result) break;
+    if (Status st = count_probes(window, *e); !st) {
+      result = st;
       break;
     }
     for (Finding& f : localize(plan_, *e, options_.localize)) {

@@ -63,7 +63,10 @@ class Controller {
 
  private:
   Controller(testbed::Plan testbed, FabricPlan plan, const ControllerOptions& options);
-  Result<Evidence> gather(double window_s);
+  // The devices' and ports' state (rates over `window_s`), without the probes.
+  Result<Evidence> gather_state(double window_s);
+  // The probes' counts over `window_s` into `e`, tracing their paths when due.
+  Status count_probes(double window_s, Evidence& e);
   Status trace();
   void update(const std::vector<Finding>& findings, double now);
   // Marks the flows whose paths cross `cables` settled from now.

@@ -5,17 +5,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <httplib.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
+#include "ops/prometheus_client.h"
 #include "testbed/daemons.h"
 #include "testbed/system.h"
 #include "util/format.h"
@@ -154,20 +152,13 @@ Result<Monitor> start_monitor(const testbed::Plan& plan, const MonitorOptions& o
   if (!prom) return fail("prometheus: " + prom.error().message + " (apt-get install prometheus)");
 
   // Ready, and every agent scraped once (up == 1).
-  httplib::Client client("127.0.0.1", m.prometheus_port);
-  client.set_connection_timeout(1);
+  PrometheusClient prometheus("127.0.0.1", m.prometheus_port, 1);
   const auto ready_by = Clock::now() + std::chrono::seconds(30);
   for (;;) {
     if (!alive(*prom)) return fail("prometheus exited" + log_tail(dir + "/prometheus.log"));
     if (Clock::now() > ready_by) return fail("prometheus did not scrape every agent within 30 s");
-    auto r = client.Get("/api/v1/query", httplib::Params{{"query", "sum(up{job=\"xm-agent\"})"}}, httplib::Headers{});
-    if (r && r->status == 200) {
-      nlohmann::json j = nlohmann::json::parse(r->body, nullptr, false);
-      if (!j.is_discarded() && j.value("status", "") == "success" && !j["data"]["result"].empty()) {
-        const std::string up = j["data"]["result"][0]["value"][1].get<std::string>();
-        if (up == std::to_string(m.agents.size())) break;
-      }
-    }
+    Result<std::vector<PromSample>> up = prometheus.query("sum(up{job=\"xm-agent\"})");
+    if (up && !up->empty() && up->front().value == double(m.agents.size())) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   if (!options.controller) return m;
