@@ -5,14 +5,14 @@
 # (rate(process_cpu_seconds_total)), probes per second and probe loss, and Prometheus's own
 # CPU from /proc. Prints Markdown. Needs root, FRR, lldpd and Prometheus.
 #
-#   sudo bench/agent_cpu.sh    # knobs (env): HOSTS=16 RAILS=8 SECONDS=60 XM=build/default/src/xm NAME=cpu
+#   sudo bench/agent_cpu.sh    # knobs (env): HOSTS=16 RAILS=8 RUN_SECONDS=60 XM=build/default/src/xm NAME=cpu
 #                              # KEEP=1 leaves the testbed and monitor running (e.g. to profile an agent)
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 XM=${XM:-$ROOT/build/default/src/xm}
 HOSTS=${HOSTS:-16}
 RAILS=${RAILS:-8}
-SECONDS_RUN=${SECONDS:-60}
+SECONDS_RUN=${RUN_SECONDS:-60}  # (not SECONDS: bash's own, the shell's age)
 NAME=${NAME:-cpu}
 [[ -x $XM ]] || { echo "agent_cpu.sh: missing $XM (cmake --build --preset default --target xm)" >&2; exit 1; }
 
@@ -64,7 +64,10 @@ echo "| host | agent CPU (% of a core) | probes sent /s | probes answered for pe
 echo "|---|---:|---:|---:|---:|"
 join "$WORK/cpu" "$WORK/pps" | join - "$WORK/echo" | join - "$WORK/lost" |
   sort -V | awk '{ printf "| %s | %.2f | %.0f | %.0f | %d |\n", $1, 100 * $2, $3, $4, $5 }'
-awk '{ print 100 * $2 }' "$WORK/cpu" | sort -n | awk '{ v[NR] = $1 } END {
-  printf "\nagent CPU: median %.2f %%, max %.2f %% of a core\n", (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[NR] }'
+median_max() { sort -n | awk -v what="$1" '{ v[NR] = $1 } END {
+  printf "%s: median %.2f %%, max %.2f %% of a core\n", what, (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[NR] }'; }
+echo
+awk '$1 ~ /^h[0-9]/ { print 100 * $2 }' "$WORK/cpu" | median_max "host agent CPU"
+awk '$1 !~ /^h[0-9]/ { print 100 * $2 }' "$WORK/cpu" | median_max "switch agent CPU (counters only)"
 awk -v a="$p0" -v b="$p1" -v t0="$t0" -v t1="$t1" -v hz="$(getconf CLK_TCK)" \
   'BEGIN { printf "Prometheus CPU: %.2f %% of a core\n", 100 * (b - a) / hz / (t1 - t0) }'
