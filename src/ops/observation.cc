@@ -1,6 +1,8 @@
 #include "ops/observation.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -51,14 +53,21 @@ Result<std::map<std::string, Neighbour>> parse_lldp_neighbours(const std::string
   json interfaces;
   if (j->is_object() && j->contains("lldp") && (*j)["lldp"].is_object()) interfaces = (*j)["lldp"].value("interface", json());
   // lldpcli prints one interface as an object keyed by its name, several as an array of such.
-  // After a re-cable the old neighbour stays listed until its TTL runs out: the newest
-  // (highest remote index) is the one on the wire now.
-  std::map<std::string, long> newest;
+  // After a re-cable the old neighbour stays listed until its TTL runs out: the one heard
+  // last (the least age; between equal ages the highest remote index) is the one on the
+  // wire now. The remote index alone does not tell them apart when one switch's port
+  // changed: lldpd numbers chassis, not neighbours.
+  std::map<std::string, std::pair<long, long>> freshest;  // by interface: (-age, rid)
   auto add = [&](const std::string& name, const json& entry) {
     if (!entry.is_object()) return;
-    long rid = std::strtol(entry.value("rid", "0").c_str(), nullptr, 10);
-    if (out.count(name) && newest[name] >= rid) return;
-    newest[name] = rid;
+    long days = 0, h = 0, m = 0, sec = 0;
+    const std::string age = entry.value("age", "");
+    const long seconds = std::sscanf(age.c_str(), "%ld day, %ld:%ld:%ld", &days, &h, &m, &sec) == 4
+                             ? ((days * 24 + h) * 60 + m) * 60 + sec
+                             : LONG_MAX / 2;
+    const std::pair<long, long> key{-seconds, std::strtol(entry.value("rid", "0").c_str(), nullptr, 10)};
+    if (out.count(name) && freshest[name] > key) return;
+    freshest[name] = key;
     Neighbour n;
     const json& chassis = entry.value("chassis", json::object());
     if (chassis.is_object() && !chassis.empty()) n.sysname = chassis.begin().key();

@@ -4,11 +4,14 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
 
+#include "ops/observation.h"
 #include "ops/plan_dir.h"
 #include "ops/render.h"
 #include "testbed/daemons.h"
@@ -381,6 +384,68 @@ Status save_faults(const std::string& name, const json& faults) {
   return out ? Status::Ok() : Status(Error{"cannot write " + faults_path(name)});
 }
 
+// What a device's LLDP agent has heard, beside its ports' carrier.
+struct LldpView {
+  std::map<std::string, ops::Interface> interfaces;
+  std::map<std::string, ops::Neighbour> heard;  // by local port
+};
+
+std::optional<LldpView> lldp_view(const Plan& plan, const std::string& device) {
+  Result<std::string> links = run_command({"ip", "-n", plan.netns_of(device), "-j", "address", "show"});
+  Result<std::string> lldp =
+      run_command({"lldpcli", "-u", daemon_dir(plan.name, device) + "/lldpd.socket", "-f", "json", "show", "neighbors"});
+  if (!links || !lldp) return std::nullopt;
+  Result<std::map<std::string, ops::Interface>> interfaces = ops::parse_ip_addresses(*links, device);
+  Result<std::map<std::string, ops::Neighbour>> heard = ops::parse_lldp_neighbours(*lldp, device);
+  if (!interfaces || !heard) return std::nullopt;
+  return LldpView{std::move(interfaces).value(), std::move(heard).value()};
+}
+
+// Until a restarted agent and its neighbours have heard each other, what they show is a
+// blank or the old port names, not the cabling. Each side is asked to announce itself
+// at once rather than at its next interval (a second), and again while the other has
+// not heard it, until every planned port with carrier is known at both of its ends.
+Status await_neighbours(const Plan& plan, const ops::FabricPlan& fabric, const std::vector<std::string>& restarted) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  for (;;) {
+    std::set<std::string> to_announce;
+    std::map<std::string, std::optional<LldpView>> views;
+    auto view = [&](const std::string& device) -> const std::optional<LldpView>& {
+      auto it = views.find(device);
+      return it != views.end() ? it->second : views.emplace(device, lldp_view(plan, device)).first->second;
+    };
+    for (const std::string& name : restarted) {
+      const ops::Device* d = fabric.find(name);
+      if (!d) continue;
+      const std::optional<LldpView>& v = view(name);
+      if (!v) {
+        to_announce.insert(name);
+        continue;
+      }
+      for (const ops::Port& p : d->ports) {
+        auto carrier = v->interfaces.find(p.name);
+        if (carrier == v->interfaces.end() || !carrier->second.carrier) continue;
+        auto heard = v->heard.find(p.name);
+        if (heard == v->heard.end()) {  // the planned neighbour, as a guess at who is there
+          if (!p.peer_device.empty()) to_announce.insert(p.peer_device);
+          continue;
+        }
+        const std::optional<LldpView>& far = view(heard->second.sysname);
+        bool answered = false;
+        if (far)
+          if (auto back = far->heard.find(heard->second.port); back != far->heard.end())
+            answered = back->second.sysname == name && back->second.port == p.name;
+        if (!answered) to_announce.insert(name);
+      }
+    }
+    if (to_announce.empty() || std::chrono::steady_clock::now() > deadline) return Status::Ok();
+    // Best effort: a restarted agent may not listen yet, a neighbour's may be down.
+    for (const std::string& device : to_announce)
+      (void)run_command({"lldpcli", "-u", daemon_dir(plan.name, device) + "/lldpd.socket", "update"});
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
 // Runs the commands, then restarts lldpd on every device a cable end moved into, out of
 // or was renamed on (see restart_lldpd): otherwise it goes on announcing the old port
 // names for seconds, and the re-cable shows late (a same-ToR swap: 4.2 s).
@@ -399,14 +464,9 @@ Status run_all(const Plan& plan, const Cmds& cmds) {
     restarted.push_back(device);
   }
   if (restarted.empty()) return Status::Ok();
-  // Until the restarted agents have heard their neighbours again (every agent sends each
-  // second), what they show is a blank, not the cabling; then they announce themselves at
-  // once rather than at their first interval, which comes seconds after a start.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1200));
-  for (const std::string& device : restarted)
-    if (Result<std::string> r = run_command({"lldpcli", "-u", daemon_dir(plan.name, device) + "/lldpd.socket", "update"}); !r)
-      return Error{device + ": " + r.error().message};
-  return Status::Ok();
+  Result<ops::FabricPlan> fabric = ops::load_plan_dir(plan_dir(plan.name));
+  if (!fabric) return Error{fabric.error().message};
+  return await_neighbours(plan, *fabric, restarted);
 }
 
 }  // namespace

@@ -198,6 +198,16 @@ TEST(Observation, ParsesWhatTheToolsPrint) {
   n = parse_lldp_neighbours(stale, "stale");
   ASSERT_TRUE(n.ok());
   EXPECT_EQ(n->at("a").sysname, "new");
+  // Two cables swapped on one switch: the same chassis (one remote index) on two ports in
+  // turn; the one heard last, by age, is on the wire.
+  const char* moved = R"({"lldp":{"interface":[{"a":{"rid":"2","age":"0 day, 00:00:23","chassis":{"tor1":{}},"port":{"id":{"value":"p3"}}}},
+                         {"a":{"rid":"2","age":"0 day, 00:00:01","chassis":{"tor1":{}},"port":{"id":{"value":"p0"}}}},
+                         {"b":{"rid":"2","age":"0 day, 00:00:00","chassis":{"tor1":{}},"port":{"id":{"value":"p5"}}}},
+                         {"b":{"rid":"2","age":"1 day, 00:00:00","chassis":{"tor1":{}},"port":{"id":{"value":"p4"}}}}]}})";
+  n = parse_lldp_neighbours(moved, "moved");
+  ASSERT_TRUE(n.ok());
+  EXPECT_EQ(n->at("a").port, "p0");
+  EXPECT_EQ(n->at("b").port, "p5");
   EXPECT_TRUE(parse_lldp_neighbours("{\"lldp\":[]}", "none")->empty());
   EXPECT_FALSE(parse_lldp_neighbours("not json", "bad").ok());
 
