@@ -33,5 +33,6 @@ void add_monitor(CLI::App& ops, int& exit_code);
 // `xm ops controller` and `xm ops locate` (ops_controller_command.cc).
 void add_controller(CLI::App& ops, int& exit_code);
 void add_locate(CLI::App& ops, int& exit_code);
+void add_undrain(CLI::App& ops, int& exit_code);
 
 }  // namespace xm::cli

@@ -23,6 +23,20 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 
+// The body of the controller's answer to GET (or POST) `path`, or why there is none.
+Result<std::string> ask_controller(const std::string& name, int port, bool post, const std::string& path) {
+  if (port == 0) port = ops::read_port_file(ops::monitor_dir(name) + "/controller.port");
+  if (port == 0) return Error{"no controller for testbed " + name + ": start `xm ops monitor --name " + name + "`"};
+  httplib::Client client("127.0.0.1", port);
+  client.set_connection_timeout(2);
+  client.set_read_timeout(10);
+  auto r = post ? client.Post(path) : client.Get(path);
+  if (!r || r->status != 200)
+    return Error{"the controller on 127.0.0.1:" + std::to_string(port) + " does not answer" +
+                 (r ? " (HTTP " + std::to_string(r->status) + ")" : " (" + httplib::to_string(r.error()) + ")")};
+  return r->body;
+}
+
 }  // namespace
 
 void add_controller(CLI::App& ops, int& exit_code) {
@@ -42,11 +56,16 @@ void add_controller(CLI::App& ops, int& exit_code) {
   cmd->add_option("--window", a->options.window_s, "seconds of probe counts a decision looks at")->capture_default_str();
   cmd->add_option("--clear-after", a->options.clear_after_s, "seconds without evidence before an incident closes")
       ->capture_default_str();
+  cmd->add_option("--restore-after", a->options.restore_after_s,
+                  "seconds a drained component's incident stays closed before it is restored (doubling per recurrence "
+                  "within the hour)")
+      ->capture_default_str();
+  cmd->add_flag("!--no-heal", a->options.heal, "locate only: drain nothing, advise no rail");
   cmd->callback([a, &exit_code] {
     auto fail = failure_reporter("controller", exit_code);
     if (!testbed::is_root()) return fail(testbed::root_required().message, 1);
-    if (!(a->options.window_s >= 2) || !(a->options.clear_after_s > 0))
-      return fail("--window must be at least 2 seconds, --clear-after > 0", 2);
+    if (!(a->options.window_s >= 2) || !(a->options.clear_after_s > 0) || !(a->options.restore_after_s >= 0))
+      return fail("--window must be at least 2 seconds, --clear-after > 0, --restore-after >= 0", 2);
     Result<testbed::Plan> tb = testbed::load_state(a->name);
     if (!tb) return fail(tb.error().message, 2);
     Result<ops::FabricPlan> plan = ops::load_plan_dir(testbed::plan_dir(a->name));
@@ -54,12 +73,17 @@ void add_controller(CLI::App& ops, int& exit_code) {
     if (a->options.prometheus_port == 0) a->options.prometheus_port = ops::read_port_file(ops::monitor_dir(a->name) + "/prometheus.port");
     if (a->options.prometheus_port == 0) return fail("no Prometheus: start `xm ops monitor --name " + a->name + "` first", 2);
     a->options.database = testbed::plan_dir(a->name) + "/inventory.sqlite";
+    a->options.rail_advice = ops::rail_advice_path(a->name);
     Result<std::unique_ptr<ops::Controller>> c = ops::Controller::open(*tb, std::move(plan).value(), a->options);
     if (!c) return fail(c.error().message, 1);
     ops::Controller& controller = **c;
     Result<std::unique_ptr<ops::HttpServer>> server = ops::HttpServer::bind(
         a->listen, {{"/api/incidents", "application/json",
                      [&controller](const auto& p) { return controller.incidents_json(p.count("all") > 0); }},
+                    {"/api/actions", "application/json", [&controller](const auto&) { return controller.actions_json(); }},
+                    {"/api/undrain", "application/json",
+                     [&controller](const auto& p) { return controller.undrain(p.count("component") ? p.at("component") : ""); },
+                     true},
                     {"/api/status", "application/json", [&controller](const auto&) { return controller.status_json(); }}});
     if (!server) return fail(server.error().message, 2);
     (*server)->start();
@@ -86,22 +110,14 @@ void add_locate(CLI::App& ops, int& exit_code) {
   cmd->add_flag("--all", a->all, "closed incidents too");
   cmd->callback([a, &exit_code] {
     auto fail = failure_reporter("locate", exit_code);
-    const int port = a->port ? a->port : ops::read_port_file(ops::monitor_dir(a->name) + "/controller.port");
-    if (port == 0) return fail("no controller for testbed " + a->name + ": start `xm ops monitor --name " + a->name + "`", 2);
-    httplib::Client client("127.0.0.1", port);
-    client.set_connection_timeout(2);
-    client.set_read_timeout(5);
-    auto r = client.Get(a->all ? "/api/incidents?all=1" : "/api/incidents");
-    if (!r || r->status != 200)
-      return fail("the controller on 127.0.0.1:" + std::to_string(port) + " does not answer" +
-                      (r ? " (HTTP " + std::to_string(r->status) + ")" : " (" + httplib::to_string(r.error()) + ")"),
-                  2);
-    nlohmann::json j = nlohmann::json::parse(r->body, nullptr, false);
+    Result<std::string> body = ask_controller(a->name, a->port, false, a->all ? "/api/incidents?all=1" : "/api/incidents");
+    if (!body) return fail(body.error().message, 2);
+    nlohmann::json j = nlohmann::json::parse(*body, nullptr, false);
     if (j.is_discarded() || !j.contains("incidents")) return fail("the controller answered something other than incidents", 2);
     size_t open = 0;
     for (const auto& i : j["incidents"]) open += i["closed_at"].is_null() ? 1 : 0;
     if (a->json) {
-      std::cout << r->body;
+      std::cout << *body;
     } else if (j["incidents"].empty()) {
       std::cout << "no incidents on testbed " << a->name << "\n";
     } else {
@@ -110,9 +126,43 @@ void add_locate(CLI::App& ops, int& exit_code) {
         std::cout << (is_open ? "OPEN   " : "closed ") << i["component"].get<std::string>() << "  "
                   << i["fault"].get<std::string>() << (i["network"].get<bool>() ? "" : " (host, not the network)") << "  for "
                   << trimmed(i["seconds"].get<double>(), 3) << " s\n       " << i["evidence"].get<std::string>() << "\n";
+        if (!i.value("heal", "").empty())
+          std::cout << "       healing, " << trimmed(i["healed_at"].get<double>() - i["opened_at"].get<double>(), 2)
+                    << " s after it was located: " << i["heal"].get<std::string>() << "\n";
       }
     }
     exit_code = open > 0 ? 1 : 0;
+  });
+}
+
+}  // namespace xm::cli
+
+namespace xm::cli {
+
+void add_undrain(CLI::App& ops, int& exit_code) {
+  struct Args {
+    std::string name = "tb", component;
+    int port = 0;
+    bool all = false;
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* cmd = ops.add_subcommand(
+      "undrain", "undo the controller's healing now: reopen a drained cable's BGP sessions, withdraw a rail's advice");
+  cmd->add_option("component", a->component, "a drained cable (\"tor0:spine1 - spine1:tor0\"), an incident's component, or a NIC (\"h3/nic1\")");
+  cmd->add_flag("--all", a->all, "everything the controller has drained");
+  cmd->add_option("--name", a->name, "testbed name")->capture_default_str();
+  cmd->add_option("--port", a->port, "the controller's port on 127.0.0.1 (default: the one `xm ops monitor` started)");
+  cmd->callback([a, &exit_code] {
+    auto fail = failure_reporter("undrain", exit_code);
+    if (a->all == !a->component.empty()) return fail("name one component, or --all", 2);
+    Result<std::string> body =
+        ask_controller(a->name, a->port, true, a->all ? "/api/undrain" : "/api/undrain?component=" + httplib::detail::encode_query_param(a->component));
+    if (!body) return fail(body.error().message, 2);
+    nlohmann::json j = nlohmann::json::parse(*body, nullptr, false);
+    if (j.is_discarded() || !j.contains("restored")) return fail("the controller answered something other than an undrain", 2);
+    if (j["restored"].empty()) return fail(a->all ? "nothing is drained" : "nothing drained matches " + a->component, 1);
+    for (const auto& c : j["restored"]) std::cout << "restored " << c.get<std::string>() << "\n";
+    exit_code = 0;
   });
 }
 

@@ -1,6 +1,7 @@
 #include "ops/controller.h"
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -21,6 +22,8 @@ std::string range(double seconds) { return "[" + std::to_string(std::max<long lo
 
 nlohmann::json to_json(const Incident& i, double now) {
   return {{"id", i.id},
+          {"heal", i.heal},
+          {"healed_at", i.healed_at > 0 ? nlohmann::json(i.healed_at) : nlohmann::json(nullptr)},
           {"opened_at", i.opened_at},
           {"closed_at", i.closed_at > 0 ? nlohmann::json(i.closed_at) : nlohmann::json(nullptr)},
           {"seconds", (i.closed_at > 0 ? i.closed_at : now) - i.opened_at},
@@ -33,7 +36,11 @@ nlohmann::json to_json(const Incident& i, double now) {
 }  // namespace
 
 Controller::Controller(testbed::Plan testbed, FabricPlan plan, const ControllerOptions& options)
-    : testbed_(std::move(testbed)), plan_(std::move(plan)), options_(options), prometheus_("127.0.0.1", options.prometheus_port) {
+    : testbed_(std::move(testbed)),
+      plan_(std::move(plan)),
+      options_(options),
+      prometheus_("127.0.0.1", options.prometheus_port),
+      bgp_(testbed_bgp(testbed_)) {
   // The rate each cable should run at: what the testbed shaped it to when it came up.
   CableIndex cables(plan_);
   for (const testbed::HostPlan& h : testbed_.hosts)
@@ -160,7 +167,11 @@ Status Controller::evaluate() {
     }
   }
   // A failed read is no evidence that faults went away: incidents stay as they were.
-  if (result) update(findings, unix_now());
+  if (result) {
+    const double now = unix_now();
+    update(findings, now);
+    heal(now);
+  }
   size_t complete = 0;
   for (const ProbePath& p : paths_) complete += p.complete ? 1 : 0;
   std::lock_guard<std::mutex> lock(mu_);
@@ -238,7 +249,8 @@ void Controller::update(const std::vector<Finding>& findings, double now) {
         continue;
       }
     }
-    Incident i{0, now, now, 0, f};
+    Incident i;
+    i.opened_at = i.last_seen = now, i.finding = f;
     if (log_) {
       Result<int64_t> id = log_->opened(IncidentRow{0, now, 0, f.component, f.fault, f.evidence, f.network});
       i.id = id ? *id : 0;
@@ -251,6 +263,151 @@ void Controller::update(const std::vector<Finding>& findings, double now) {
       i.closed_at = now;
       if (log_) (void)log_->closed(i.id, now);
     }
+}
+
+void Controller::heal(double now) {
+  if (!options_.heal) return;
+  std::lock_guard<std::mutex> healing(heal_mu_);
+  // Decided under the lock, done outside it: vtysh takes tens of milliseconds a device.
+  struct Todo {
+    int64_t incident;
+    std::string component, fault;
+    HealPlan plan;
+  };
+  std::vector<Todo> todo;
+  std::vector<Drain> due;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<BgpSession> shut;
+    std::vector<std::string> advised;
+    for (const Drain& d : drains_) {
+      for (const BgpSession& b : d.plan.sessions()) shut.push_back(b);
+      for (const RailAdvice& r : d.plan.avoid) advised.push_back(r.address);
+    }
+    for (Incident& i : incidents_) {
+      if (i.closed_at != 0 || !i.finding.network || i.healed_fault == i.finding.fault) continue;
+      i.healed_fault = i.finding.fault;
+      HealPlan p = plan_heal(plan_, i.finding, shut);
+      std::erase_if(p.avoid, [&](const RailAdvice& r) { return std::count(advised.begin(), advised.end(), r.address) > 0; });
+      if (p.empty() && p.kept.empty()) continue;
+      for (const BgpSession& b : p.sessions()) shut.push_back(b);
+      for (const RailAdvice& r : p.avoid) advised.push_back(r.address);
+      todo.push_back({i.id, i.finding.component, i.finding.fault, std::move(p)});
+    }
+    for (Drain& d : drains_) {
+      auto it = std::find_if(incidents_.begin(), incidents_.end(), [&](const Incident& i) { return i.id == d.incident; });
+      if (it == incidents_.end() && d.orphaned_at == 0) d.orphaned_at = now;
+      const double closed = it == incidents_.end() ? d.orphaned_at : it->closed_at;
+      if (closed > 0 && now - closed >= d.hold_s) due.push_back(d);
+    }
+  }
+  for (Todo& t : todo) {
+    const std::string why = "xm-drain incident " + std::to_string(t.incident) + " " + t.fault;
+    const std::vector<BgpSession> sessions = t.plan.sessions();
+    Status done = sessions.empty() ? Status::Ok() : bgp_(sessions, true, why);
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::string reason = t.fault + " on " + t.component + " (incident " + std::to_string(t.incident) + ")";
+    std::string words;
+    for (const DrainedCable& cable : t.plan.drained) {
+      record({now, t.incident, "drain", cable.name, "controller", reason + (done ? "" : ": " + done.message()), bool(done)});
+      words += (words.empty() ? "" : "; ") + std::string(done ? "drained " : "could not drain ") + cable.name;
+    }
+    for (const RailAdvice& r : t.plan.avoid) {
+      record({now, t.incident, "advise", r.nic, "controller", "avoid rail " + r.address + ": " + reason, true});
+      words += (words.empty() ? "" : "; ") + std::string("rail ") + r.nic + " (" + r.address + ") advised against";
+    }
+    if (!t.plan.kept.empty()) {
+      record({now, t.incident, "keep", t.component, "controller", "not drained: " + t.plan.kept, true});
+      words += (words.empty() ? "" : "; ") + std::string("not drained: ") + t.plan.kept;
+    }
+    if (done && !t.plan.empty()) {
+      std::vector<double>& before = drained_at_[t.component];
+      std::erase_if(before, [&](double at) { return now - at > 3600; });
+      drains_.push_back({next_drain_++, t.incident, t.component, t.plan, options_.restore_after_s * std::pow(2.0, double(before.size())), 0});
+      before.push_back(now);
+      if (!t.plan.avoid.empty()) write_advice();
+    }
+    for (Incident& i : incidents_)
+      if (i.id == t.incident) {
+        if (i.healed_at == 0) i.healed_at = unix_now();
+        i.heal += (i.heal.empty() ? "" : "; ") + words;
+      }
+  }
+  for (const Drain& d : due)
+    restore(d, "controller", "incident " + std::to_string(d.incident) + " closed for " + trimmed(d.hold_s, 3) + " s");
+}
+
+void Controller::restore(const Drain& part, const std::string& by, const std::string& reason) {
+  std::vector<BgpSession> reopen;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const BgpSession& s : part.plan.sessions()) {
+      bool held = false;  // by another drain still in force
+      for (const Drain& other : drains_)
+        if (other.id != part.id)
+          for (const BgpSession& o : other.plan.sessions()) held = held || o == s;
+      if (!held) reopen.push_back(s);
+    }
+  }
+  Status done = reopen.empty() ? Status::Ok() : bgp_(reopen, false, "");
+  const double now = unix_now();
+  std::lock_guard<std::mutex> lock(mu_);
+  const std::string action = by == "operator" ? "undrain" : "restore";
+  for (const DrainedCable& cable : part.plan.drained)
+    record({now, part.incident, action, cable.name, by, reason + (done ? "" : ": " + done.message()), bool(done)});
+  for (const RailAdvice& r : part.plan.avoid) record({now, part.incident, action, r.nic, by, reason, true});
+  if (!done) return;  // still drained: tried again at the next evaluation
+  // What was restored leaves its drain, and an empty drain goes.
+  for (Drain& d : drains_) {
+    if (d.id != part.id) continue;
+    std::erase_if(d.plan.drained, [&](const DrainedCable& c) {
+      return std::any_of(part.plan.drained.begin(), part.plan.drained.end(), [&](const DrainedCable& r) { return r.name == c.name; });
+    });
+    std::erase_if(d.plan.avoid, [&](const RailAdvice& a) { return std::count(part.plan.avoid.begin(), part.plan.avoid.end(), a) > 0; });
+  }
+  std::erase_if(drains_, [&](const Drain& d) { return d.id == part.id && d.plan.empty(); });
+  if (!part.plan.avoid.empty()) write_advice();
+}
+
+std::string Controller::undrain(const std::string& component) {
+  std::lock_guard<std::mutex> healing(heal_mu_);
+  std::vector<Drain> chosen;  // whole drains, or the part of one that `component` names
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const Drain& d : drains_) {
+      if (component.empty() || d.component == component) {
+        chosen.push_back(d);
+        continue;
+      }
+      Drain part = d;
+      std::erase_if(part.plan.drained, [&](const DrainedCable& c) { return c.name != component; });
+      std::erase_if(part.plan.avoid, [&](const RailAdvice& r) { return r.nic != component; });
+      if (!part.plan.empty()) chosen.push_back(std::move(part));
+    }
+  }
+  nlohmann::json restored = nlohmann::json::array();
+  for (const Drain& d : chosen) {
+    restore(d, "operator", "xm ops undrain");
+    for (const DrainedCable& c : d.plan.drained) restored.push_back(c.name);
+    for (const RailAdvice& r : d.plan.avoid) restored.push_back("rail " + r.nic);
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  return nlohmann::json{{"restored", restored}, {"still_drained", drains_.size()}}.dump() + "\n";
+}
+
+void Controller::record(HealAction action) {
+  if (log_)
+    if (Status s = log_->acted({action.at, action.incident, action.action, action.component, action.by, action.reason, action.ok}); !s)
+      last_error_ = s.message();
+  actions_.push_back(std::move(action));
+}
+
+void Controller::write_advice() {
+  if (options_.rail_advice.empty()) return;
+  std::vector<std::pair<RailAdvice, std::string>> advice;
+  for (const Drain& d : drains_)
+    for (const RailAdvice& r : d.plan.avoid) advice.emplace_back(r, d.component + " (incident " + std::to_string(d.incident) + ")");
+  if (Status s = write_rail_advice(options_.rail_advice, advice); !s) last_error_ = s.message();
 }
 
 void Controller::run(const std::atomic<bool>& stop) {
@@ -276,6 +433,18 @@ std::string Controller::incidents_json(bool all) const {
   for (const Incident& i : incidents_)
     if (all || i.closed_at == 0 || now - i.closed_at < 600) list.push_back(to_json(i, now));
   return nlohmann::json{{"testbed", testbed_.name}, {"now", now}, {"incidents", list}}.dump(1) + "\n";
+}
+
+std::string Controller::actions_json() const {
+  nlohmann::json list = nlohmann::json::array();
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const HealAction& a : actions_)
+    list.push_back({{"at", a.at}, {"incident", a.incident}, {"action", a.action}, {"component", a.component},
+                    {"by", a.by}, {"reason", a.reason}, {"ok", a.ok}});
+  nlohmann::json drained = nlohmann::json::array();
+  for (const Drain& d : drains_)
+    for (const DrainedCable& cable : d.plan.drained) drained.push_back(cable.name);
+  return nlohmann::json{{"testbed", testbed_.name}, {"drained", drained}, {"actions", list}}.dump(1) + "\n";
 }
 
 std::string Controller::status_json() const {

@@ -7,7 +7,17 @@
 //
 //   GET /api/incidents        open ones and those closed in the last 10 minutes
 //   GET /api/incidents?all=1  every one since the controller started
+//   GET /api/actions          what healing did (drains, rail advice, restores), newest last
 //   GET /api/status           evaluations, flows and paths traced, the last error
+//   POST /api/undrain         restores a drained component now (?component=..., none: all)
+//
+// Healing (heal.h): a network incident's component is drained, or its rail advised
+// against, in the evaluation that opens it (and again if its class changes to one that
+// needs more). A drain lasts until its incident has been closed for `restore_after_s`,
+// doubled for each earlier drain of the same component within the hour: a link drained
+// for loss carries no probes, so its restoring is a probation, and a fault that is still
+// there is found and drained again, for longer. Every action goes to the inventory's
+// heal_actions table with its reason.
 #pragma once
 
 #include <atomic>
@@ -19,6 +29,7 @@
 #include <vector>
 
 #include "ops/fabric_plan.h"
+#include "ops/heal.h"
 #include "ops/inventory.h"
 #include "ops/localize.h"
 #include "ops/prometheus_client.h"
@@ -39,12 +50,25 @@ struct ControllerOptions {
   uint16_t probe_port = 7947;
   LocalizeOptions localize;
   std::string database;  // the inventory SQLite file; empty: none
+  bool heal = true;
+  double restore_after_s = 60;
+  std::string rail_advice;  // the file xccl reads (XCCL_RAIL_ADVICE); empty: none
 };
 
 struct Incident {
   int64_t id = 0;
   double opened_at = 0, last_seen = 0, closed_at = 0;  // unix seconds; closed 0: open
   Finding finding;
+  std::string healed_fault;  // the class healing last acted on
+  double healed_at = 0;      // when it first drained or advised; 0: not yet
+  std::string heal;          // what it did, in words
+};
+
+struct HealAction {
+  double at = 0;
+  int64_t incident = 0;
+  std::string action, component, by, reason;  // as in the heal_actions table (inventory.h)
+  bool ok = true;
 };
 
 class Controller {
@@ -57,7 +81,11 @@ class Controller {
   // One evaluation now.
   Status evaluate();
 
+  // Restores what is drained for `component` ("": everything) now, as the operator.
+  std::string undrain(const std::string& component);
+
   std::string incidents_json(bool all) const;
+  std::string actions_json() const;
   std::string status_json() const;
   std::vector<Incident> incidents() const;
 
@@ -71,7 +99,21 @@ class Controller {
   void update(const std::vector<Finding>& findings, double now);
   // Marks the flows whose paths cross `cables` settled from now.
   void settle(const std::vector<uint32_t>& cables);
+  // Drains or advises for incidents that need it, restores drains whose time is up.
+  void heal(double now);
 
+  struct Drain {
+    uint64_t id = 0;
+    int64_t incident = 0;
+    std::string component;
+    HealPlan plan;
+    double hold_s = 0;
+    double orphaned_at = 0;  // when its incident was found folded into another
+  };
+  // Reopens the drain's sessions no other drain holds; records it. Takes mu_.
+  void restore(const Drain& drain, const std::string& by, const std::string& reason);
+  void record(HealAction action);  // under mu_
+  void write_advice();             // under mu_
   testbed::Plan testbed_;
   FabricPlan plan_;
   ControllerOptions options_;
@@ -87,8 +129,14 @@ class Controller {
   std::map<uint32_t, double> planned_bps_;
   std::vector<double> settled_at_;  // by flow: when its path last crossed a cable the counters named
 
+  std::mutex heal_mu_;     // one healing at a time: the evaluations' and an operator's
   mutable std::mutex mu_;  // guards what follows
   std::vector<Incident> incidents_;
+  std::vector<Drain> drains_;
+  std::vector<HealAction> actions_;
+  std::map<std::string, std::vector<double>> drained_at_;  // by component: when, for the doubling
+  uint64_t next_drain_ = 1;
+  BgpControl bgp_;
   uint64_t evaluations_ = 0;
   size_t flows_seen_ = 0, paths_complete_ = 0;
   std::string last_error_;

@@ -14,11 +14,14 @@ Result<std::unique_ptr<HttpServer>> HttpServer::bind(const std::string& listen, 
   s->server_->new_task_queue = [] { return new httplib::ThreadPool(2); };
   for (HttpRoute& r : routes) {
     const std::string path = r.path;  // (before the route moves into its handler)
-    s->server_->Get(path, [route = std::move(r)](const httplib::Request& req, httplib::Response& res) {
+    const bool post = r.post;
+    auto handler = [route = std::move(r)](const httplib::Request& req, httplib::Response& res) {
       std::map<std::string, std::string> params;
       for (const auto& [key, value] : req.params) params[key] = value;
       res.set_content(route.render(params), route.content_type);
-    });
+    };
+    if (post) s->server_->Post(path, std::move(handler));
+    else s->server_->Get(path, std::move(handler));
   }
   const int port = at->port == 0 ? s->server_->bind_to_any_port(at->host)
                                  : (s->server_->bind_to_port(at->host, at->port) ? at->port : -1);

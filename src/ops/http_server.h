@@ -26,6 +26,7 @@ struct HttpRoute {
   std::string content_type;
   // The body, from the query parameters; renders run on the server's two threads.
   std::function<std::string(const std::map<std::string, std::string>& params)> render;
+  bool post = false;  // an action (POST), not a page (GET)
 };
 
 class HttpServer {

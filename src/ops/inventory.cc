@@ -90,6 +90,16 @@ CREATE TABLE incidents (
   network INTEGER NOT NULL,
   evidence TEXT NOT NULL
 );
+CREATE TABLE heal_actions (
+  id INTEGER PRIMARY KEY,
+  at DOUBLE PRECISION NOT NULL,
+  incident INTEGER,
+  action TEXT NOT NULL CHECK (action IN ('drain', 'advise', 'keep', 'restore', 'undrain')),
+  component TEXT NOT NULL,
+  by_whom TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  ok INTEGER NOT NULL
+);
 )";
 }
 
@@ -219,11 +229,14 @@ Result<IncidentLog> IncidentLog::open(const std::string& path) {
   }
   IncidentLog log(db);
   sqlite3_busy_timeout(db, 2000);
-  // A plan written before the table existed: the same CREATE as the schema's.
+  // A plan written before the tables existed: the same CREATE as the schema's.
   const std::string schema = inventory_schema();
-  const size_t at = schema.find("CREATE TABLE incidents");
-  if (Status s = exec(db, "CREATE TABLE IF NOT EXISTS incidents" + schema.substr(at + 22, schema.find(");", at) + 2 - at - 22), path); !s)
-    return Error{s.message()};
+  for (const std::string table : {"incidents", "heal_actions"}) {
+    const std::string create = "CREATE TABLE " + table;
+    const size_t at = schema.find(create + " (");
+    const std::string body = schema.substr(at + create.size(), schema.find(");", at) + 2 - at - create.size());
+    if (Status s = exec(db, "CREATE TABLE IF NOT EXISTS " + table + body, path); !s) return Error{s.message()};
+  }
   return log;
 }
 
@@ -264,6 +277,23 @@ Status IncidentLog::updated(int64_t id, const std::string& fault, const std::str
 
 Status IncidentLog::closed(int64_t id, double at) {
   return exec(db_, "UPDATE incidents SET closed_at = " + trimmed(at, 15) + " WHERE id = " + std::to_string(id), "incidents");
+}
+
+Status IncidentLog::acted(const HealActionRow& row) {
+  sqlite3_stmt* stmt = nullptr;
+  const char* sql = "INSERT INTO heal_actions (at, incident, action, component, by_whom, reason, ok) VALUES (?, ?, ?, ?, ?, ?, ?)";
+  if (sqlite3_prepare_v2(db_, sql, -1, &stmt, nullptr) != SQLITE_OK) return Error{std::string("heal_actions: ") + sqlite3_errmsg(db_)};
+  std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)> guard(stmt, &sqlite3_finalize);
+  sqlite3_bind_double(stmt, 1, row.at);
+  if (row.incident) sqlite3_bind_int64(stmt, 2, row.incident);
+  else sqlite3_bind_null(stmt, 2);
+  sqlite3_bind_text(stmt, 3, row.action.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(stmt, 4, row.component.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(stmt, 5, row.by.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(stmt, 6, row.reason.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int(stmt, 7, row.ok ? 1 : 0);
+  if (sqlite3_step(stmt) != SQLITE_DONE) return Error{std::string("heal_actions: ") + sqlite3_errmsg(db_)};
+  return Status::Ok();
 }
 
 Result<std::vector<IncidentRow>> IncidentLog::all() {

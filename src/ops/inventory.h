@@ -1,5 +1,5 @@
 // The inventory: devices, ports, cables and addresses as SQL tables (and the incidents
-// the controller records, empty in a plan), one schema for
+// the controller records and what it did about them, empty in a plan), one schema for
 // SQLite (the embedded default: inventory.sqlite beside the plan) and PostgreSQL (a
 // site that outgrows one file). inventory_sql() is the whole inventory as portable SQL:
 // the schema, then the rows, in one transaction.
@@ -37,9 +37,18 @@ struct IncidentRow {
   std::string component, fault, evidence;
   bool network = true;
 };
+// What the controller did about them (ops/heal.h), in the heal_actions table.
+struct HealActionRow {
+  double at = 0;
+  int64_t incident = 0;  // 0: none (an operator's undrain of everything)
+  std::string action;    // drain, advise, keep (not drained, and why), restore, undrain
+  std::string component, by, reason;  // by: controller or operator
+  bool ok = true;
+};
 class IncidentLog {
  public:
-  // Opens the SQLite inventory at `path`, adding the incidents table to one without it.
+  // Opens the SQLite inventory at `path`, adding the incidents and heal_actions tables
+  // to one without them.
   static Result<IncidentLog> open(const std::string& path);
   IncidentLog(IncidentLog&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
   IncidentLog& operator=(IncidentLog&&) = delete;
@@ -48,6 +57,7 @@ class IncidentLog {
   Status updated(int64_t id, const std::string& fault, const std::string& evidence, const std::string& component);
   Status removed(int64_t id);  // folded into another
   Status closed(int64_t id, double at);
+  Status acted(const HealActionRow& row);
   Result<std::vector<IncidentRow>> all();
 
  private:

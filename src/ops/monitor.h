@@ -7,6 +7,7 @@
 //   runtime_dir(NAME)/<device>/agent.{pid,port,log}
 //   runtime_dir(NAME)/monitor/prometheus.{yml,pid,port,log}, prometheus-data/
 //   runtime_dir(NAME)/monitor/controller.{pid,port,log}
+//   runtime_dir(NAME)/monitor/rail-advice   the rails the controller advises against
 //
 // `xm testbed down` stops them with the rest (testbed::stop_daemons_under).
 #pragma once
@@ -54,5 +55,7 @@ int read_port_file(const std::string& path);
 
 // Where the monitor of testbed NAME keeps Prometheus.
 std::string monitor_dir(const std::string& name);
+// The controller's rail advice for xccl jobs on testbed NAME (XCCL_RAIL_ADVICE).
+std::string rail_advice_path(const std::string& name);
 
 }  // namespace xm::ops

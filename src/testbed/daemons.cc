@@ -4,9 +4,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -74,6 +77,43 @@ Status start_lldpd(const Plan& plan, const std::string& device, const std::strin
   return Status::Ok();
 }
 
+// The ToR-spine cables whose BGP session is shut at either end (`neighbor ... shutdown`:
+// an operator's or the controller's drain), as (ToR, its port): FRR's `desc` of a
+// session is the port it runs over.
+std::set<std::pair<std::string, std::string>> drained_uplinks(const Plan& plan) {
+  std::map<std::string, std::set<std::string>> shut;  // device -> ports whose session is shut
+  for (const SwitchPlan& s : plan.switches) {
+    Result<std::string> out = run_command({"vtysh", "--vty_socket", daemon_dir(plan.name, s.name), "-c", "show bgp summary json"});
+    nlohmann::json j = out ? nlohmann::json::parse(*out, nullptr, false) : nlohmann::json();
+    if (!j.is_object() || !j.contains("ipv4Unicast") || !j["ipv4Unicast"].contains("peers")) continue;
+    for (const auto& [address, peer] : j["ipv4Unicast"]["peers"].items())
+      if (peer.value("peerState", "") == "Admin") shut[s.name].insert(peer.value("desc", ""));
+  }
+  std::set<std::pair<std::string, std::string>> out;
+  for (const UplinkPlan& u : plan.uplinks)
+    if (shut[u.tor].count(u.tor_port) || shut[u.spine].count(u.spine_port)) out.insert({u.tor, u.tor_port});
+  return out;
+}
+
+size_t uplinks_of(const Plan& plan, const std::string& tor) {
+  size_t n = 0;
+  for (const UplinkPlan& u : plan.uplinks) n += u.tor == tor;
+  return n;
+}
+
+// The ECMP paths `from` should have to `to`'s subnet: its open uplinks to a spine that
+// has an open one to `to`.
+size_t paths_between(const Plan& plan, const std::string& from, const std::string& to,
+                     const std::set<std::pair<std::string, std::string>>& drained) {
+  auto open = [&](const UplinkPlan& u) { return !drained.count({u.tor, u.tor_port}); };
+  size_t n = 0;
+  for (const UplinkPlan& up : plan.uplinks)
+    if (up.tor == from && open(up))
+      n += std::any_of(plan.uplinks.begin(), plan.uplinks.end(),
+                       [&](const UplinkPlan& down) { return down.tor == to && down.spine == up.spine && open(down); });
+  return n;
+}
+
 }  // namespace
 
 std::string runtime_dir(const std::string& name) { return state_dir() + "/" + name; }
@@ -136,9 +176,8 @@ Status wait_for_routes(const Plan& plan, std::chrono::milliseconds timeout) {
     }
   for (;;) {
     std::string missing;
+    std::optional<std::set<std::pair<std::string, std::string>>> drained;  // read once a path is missing
     for (const RailPlan& r : plan.rails) {
-      size_t uplinks = 0;
-      for (const UplinkPlan& u : plan.uplinks) uplinks += u.tor == r.tor;
       Result<std::string> out = run_command({"ip", "-n", plan.netns_of(r.tor), "-j", "route", "show"});
       if (!out) return Error{out.error().message};
       // The same reading of `ip -j route` validation uses.
@@ -150,8 +189,11 @@ Status wait_for_routes(const Plan& plan, std::chrono::milliseconds timeout) {
         const std::string& dst = subnet_of[other.tor];
         auto via = routes->find(dst);
         size_t paths = via == routes->end() ? 0 : via->second.size();
-        if (paths < uplinks)
-          missing = r.tor + " has " + std::to_string(paths) + " of " + std::to_string(uplinks) + " paths to " + dst;
+        if (paths >= uplinks_of(plan, r.tor)) continue;
+        if (!drained) drained = drained_uplinks(plan);
+        const size_t expected = paths_between(plan, r.tor, other.tor, *drained);
+        if (paths < expected)
+          missing = r.tor + " has " + std::to_string(paths) + " of " + std::to_string(expected) + " paths to " + dst;
       }
     }
     if (missing.empty()) return Status::Ok();

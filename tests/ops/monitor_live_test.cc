@@ -120,6 +120,24 @@ TEST_F(MonitorLive, AHealthyFabricLosesNoProbe) {
   EXPECT_LT(rtt, 0.01);
 }
 
+// What the controller serves at `path`.
+std::string controller(const std::string& name, const std::string& path) {
+  std::ifstream port_file("/run/xm-testbed/" + name + "/monitor/controller.port");
+  int port = 0;
+  port_file >> port;
+  httplib::Client c("127.0.0.1", port);
+  auto r = c.Get(path);
+  return r && r->status == 200 ? r->body : "";
+}
+
+// FRR's BGP sessions on `device`, as vtysh prints them.
+std::string bgp_summary(const std::string& name, const std::string& device) {
+  return shell::run("vtysh --vty_socket /run/xm-testbed/" + name + "/" + device +
+                        " -c 'show bgp summary'",
+                    true)
+      .out;
+}
+
 // The open incidents `xm ops locate --json` lists.
 std::vector<json> open_incidents(const std::string& name) {
   shell::Outcome o = xm("ops locate --json --name " + name);
@@ -153,7 +171,25 @@ TEST_F(MonitorLive, LocateNamesEachInjectedFaultAndNothingElse) {
   ASSERT_EQ(xm("testbed fault --name " + name_ + " --inject blackhole --at spine1:tor1 --value 50%").exit_code, 0);
   json hole = located(name_, "spine1:tor1", "blackhole", 15);
   EXPECT_FALSE(hole.is_null()) << xm("ops locate --all --name " + name_).out;
+  // Healed: drained in the evaluation that located it (the first seconds of a black hole
+  // look like loss; either drains), its sessions shut at spine1 and at the ToRs.
+  json drained = json::parse(controller(name_, "/api/actions"), nullptr, false);
+  ASSERT_TRUE(drained.is_object());
+  ASSERT_FALSE(drained["drained"].empty()) << drained.dump(1);
+  EXPECT_NE(drained["drained"].dump().find("spine1:tor1"), std::string::npos) << drained.dump(1);
+  EXPECT_EQ(drained["actions"][0]["action"], "drain");
+  EXPECT_NE(bgp_summary(name_, "spine1").find("Idle (Admin)"), std::string::npos) << bgp_summary(name_, "spine1");
+  EXPECT_NE(xm("ops locate --name " + name_).out.find("s after it was located: drained"), std::string::npos);
   ASSERT_EQ(xm("testbed fault --name " + name_ + " --undo").exit_code, 0);
+  // Undone by the operator: the sessions come back up.
+  shell::Outcome undrain = xm("ops undrain --all --name " + name_);
+  EXPECT_EQ(undrain.exit_code, 0) << undrain.out;
+  EXPECT_NE(undrain.out.find("restored tor1:spine1 - spine1:tor1"), std::string::npos) << undrain.out;
+  EXPECT_EQ(xm("ops undrain --all --name " + name_).exit_code, 1);  // nothing left
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (bgp_summary(name_, "spine1").find("Idle") != std::string::npos && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  EXPECT_EQ(bgp_summary(name_, "spine1").find("Idle"), std::string::npos) << bgp_summary(name_, "spine1");
 
   ASSERT_EQ(xm("testbed fault --name " + name_ + " --inject nic-down --at h2/nic1").exit_code, 0);
   json nic = located(name_, "h2/nic1", "nic-down", 10);
@@ -174,6 +210,12 @@ TEST_F(MonitorLive, LocateNamesEachInjectedFaultAndNothingElse) {
       R"py("select count(*) from incidents where fault in (?, ?)", ("blackhole", "nic-down")).fetchone()[0])' )py";
   shell::Outcome rows = shell::run(count + "/run/xm-testbed/" + name_ + "/plan/inventory.sqlite", true);
   EXPECT_EQ(rows.out, "2\n") << rows.out;
+  // ... and so is every heal action: the drains, the operator's undrains, the rail advice for h2's NIC.
+  const std::string actions =
+      R"py(python3 -c 'import sqlite3, sys; print(*sqlite3.connect(sys.argv[1]).execute()py"
+      R"py("select distinct action from heal_actions order by action").fetchall())' )py";
+  shell::Outcome kinds = shell::run(actions + "/run/xm-testbed/" + name_ + "/plan/inventory.sqlite", true);
+  EXPECT_EQ(kinds.out, "('advise',) ('drain',) ('undrain',)\n") << kinds.out;
 }
 
 TEST_F(MonitorLive, ACutCableLosesTheFlowsThroughItOnlyAndChangesCarrier) {
