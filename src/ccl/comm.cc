@@ -273,6 +273,7 @@ Status Comm::connect_tcp_peers(const JobId& job, const std::vector<std::string>&
   setup.stripe_bytes = settings_.tcp_stripe_bytes;
   setup.window_bytes = settings_.tcp_window_bytes;
   setup.policy = settings_.rail_policy;
+  setup.rail_advice = settings_.rail_advice;
   for (int p : peers) {
     Result<std::vector<Rail>> theirs = decode_rails(parse_blob(blobs[p])["tcp"]);
     if (!theirs) return Error{"rank " + std::to_string(p) + " sent bad rails: " + theirs.error().message};

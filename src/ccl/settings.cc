@@ -60,6 +60,7 @@ Result<Settings> settings_from_environment() {
   s.tcp_window_bytes = size_t(*window);
   s.rail_policy = {std::chrono::milliseconds(*stall), std::chrono::milliseconds(*retry), std::chrono::milliseconds(*hold)};
   if (const char* v = env("XCCL_RAILS")) s.rails = v;
+  if (const char* v = env("XCCL_RAIL_ADVICE")) s.rail_advice = v;
   if (const char* v = env("XCCL_BOOTSTRAP_ADDR")) s.bootstrap_addr = v;
   if (const char* v = env("XCCL_ALGO")) {
     if (Result<AlgorithmOverrides> o = parse_algorithm_overrides(v); !o) return o.error();

@@ -22,6 +22,7 @@ struct Settings {
   bool cpu_spread = true;                              // XCCL_CPU_SPREAD=0: ranks sharing a CPU stay put
   bool runtime_connect = true;                         // XCCL_RUNTIME_CONNECT=0: every TCP peer connected at init
   std::string rails;                                   // XCCL_RAILS: addr[@gbps],... one per NIC
+  std::string rail_advice;                             // XCCL_RAIL_ADVICE: rails to avoid (ccl/tcp/rail_advice.h)
   size_t tcp_stripe_bytes = kDefaultStripeBytes;       // XCCL_TCP_STRIPE_BYTES: unit of striping over rails
   size_t tcp_window_bytes = kDefaultWindowBytes;       // XCCL_TCP_WINDOW_BYTES: how far a sender runs ahead of its peer
   RailPolicy rail_policy;                              // XCCL_RAIL_STALL_MS, _RETRY_MS, _HOLD_MS (ccl/tcp/rails.h)

@@ -73,7 +73,7 @@ void add_controller(CLI::App& ops, int& exit_code) {
     if (a->options.prometheus_port == 0) a->options.prometheus_port = ops::read_port_file(ops::monitor_dir(a->name) + "/prometheus.port");
     if (a->options.prometheus_port == 0) return fail("no Prometheus: start `xm ops monitor --name " + a->name + "` first", 2);
     a->options.database = testbed::plan_dir(a->name) + "/inventory.sqlite";
-    a->options.rail_advice = ops::rail_advice_path(a->name);
+    a->options.rail_advice = testbed::rail_advice_path(a->name);
     Result<std::unique_ptr<ops::Controller>> c = ops::Controller::open(*tb, std::move(plan).value(), a->options);
     if (!c) return fail(c.error().message, 1);
     ops::Controller& controller = **c;

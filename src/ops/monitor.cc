@@ -68,7 +68,6 @@ int read_port_file(const std::string& path) {
 }
 
 std::string monitor_dir(const std::string& name) { return testbed::runtime_dir(name) + "/monitor"; }
-std::string rail_advice_path(const std::string& name) { return monitor_dir(name) + "/rail-advice"; }
 
 std::string prometheus_config(const std::string& testbed, const std::vector<std::pair<std::string, int>>& agents,
                               double scrape_interval_s) {

@@ -8,6 +8,7 @@
 //   runtime_dir(NAME)/monitor/prometheus.{yml,pid,port,log}, prometheus-data/
 //   runtime_dir(NAME)/monitor/controller.{pid,port,log}
 //   runtime_dir(NAME)/monitor/rail-advice   the rails the controller advises against
+//                                           (testbed::rail_advice_path; jobs read it)
 //
 // `xm testbed down` stops them with the rest (testbed::stop_daemons_under).
 #pragma once
@@ -55,7 +56,5 @@ int read_port_file(const std::string& path);
 
 // Where the monitor of testbed NAME keeps Prometheus.
 std::string monitor_dir(const std::string& name);
-// The controller's rail advice for xccl jobs on testbed NAME (XCCL_RAIL_ADVICE).
-std::string rail_advice_path(const std::string& name);
 
 }  // namespace xm::ops

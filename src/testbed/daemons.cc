@@ -119,6 +119,7 @@ size_t paths_between(const Plan& plan, const std::string& from, const std::strin
 std::string runtime_dir(const std::string& name) { return state_dir() + "/" + name; }
 std::string plan_dir(const std::string& name) { return runtime_dir(name) + "/plan"; }
 std::string daemon_dir(const std::string& name, const std::string& device) { return runtime_dir(name) + "/" + device; }
+std::string rail_advice_path(const std::string& name) { return runtime_dir(name) + "/monitor/rail-advice"; }
 
 Status check_daemons_installed() {
   for (const char* d : {"zebra", "bgpd", "bfdd"})

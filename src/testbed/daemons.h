@@ -18,6 +18,8 @@ std::string runtime_dir(const std::string& name);
 std::string plan_dir(const std::string& name);
 // Where a device's daemons keep their sockets: vtysh --vty_socket, lldpcli -u <dir>/lldpd.socket.
 std::string daemon_dir(const std::string& name, const std::string& device);
+// The rails the monitor's controller advises jobs against (XCCL_RAIL_ADVICE; ops/heal.h).
+std::string rail_advice_path(const std::string& name);
 
 // Errors that name the Debian package when FRR or lldpd is missing.
 Status check_daemons_installed();

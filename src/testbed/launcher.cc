@@ -1,5 +1,6 @@
 #include "testbed/launcher.h"
 
+
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -17,6 +18,7 @@
 #include <random>
 #include <algorithm>
 
+#include "testbed/daemons.h"
 #include "testbed/system.h"
 #include "util/format.h"
 
@@ -187,7 +189,8 @@ Env rank_env(const Plan& plan, uint32_t host, uint32_t local, const RunOptions& 
           {"XM_TESTBED", plan.name},
           {"XM_TESTBED_HOST", std::to_string(host)},
           {"XM_TESTBED_NETNS", h.netns},
-          {"XM_TESTBED_RAILS", rail_ids}};
+          {"XM_TESTBED_RAILS", rail_ids},
+          {"XCCL_RAIL_ADVICE", rail_advice_path(plan.name)}};
 }
 
 std::string new_secret() {

@@ -33,7 +33,8 @@ using Env = std::vector<std::pair<std::string, std::string>>;
 //   NODE_RANK = host, MASTER_ADDR = host 0's first NIC, MASTER_PORT,
 //   XCCL_SECRET, XCCL_RAILS = "addr@gbps,..." (kAll: every NIC; kOwn: one; kOwnSpare: one, then the others marked /spare),
 //   XM_TESTBED = name, XM_TESTBED_HOST = host index, XM_TESTBED_NETNS,
-//   XM_TESTBED_RAILS = the rail index of each XCCL_RAILS entry, comma-separated.
+//   XM_TESTBED_RAILS = the rail index of each XCCL_RAILS entry, comma-separated,
+//   XCCL_RAIL_ADVICE = the monitor's rail advice (rail_advice_path; absent while no controller runs).
 Env rank_env(const Plan& plan, uint32_t host, uint32_t local, const RunOptions& options, uint16_t master_port,
              const std::string& secret);
 

@@ -3,7 +3,10 @@
 
 #include <arpa/inet.h>
 
+#include <cstdio>
+#include <fstream>
 #include <thread>
+#include <unistd.h>
 
 #include "ccl/executor.h"
 #include "ccl/schedule.h"
@@ -21,12 +24,12 @@ struct RankPair {
   }
   void connect() {
     std::thread t1([&] {
-      TcpSetup s{1, rails1, &l1, {{0, rails0}}, secret, deadline, 64 << 10, window, policy};
+      TcpSetup s{1, rails1, &l1, {{0, rails0}}, secret, deadline, 64 << 10, window, policy, advice};
       auto r = connect_tcp(s);
       ASSERT_TRUE(r.ok()) << r.error().message;
       links1 = std::move(r).value();
     });
-    TcpSetup s0{0, rails0, &l0, {{1, rails1}}, secret, deadline, 64 << 10, window, policy};
+    TcpSetup s0{0, rails0, &l0, {{1, rails1}}, secret, deadline, 64 << 10, window, policy, advice};
     auto r0 = connect_tcp(s0);
     t1.join();
     ASSERT_TRUE(r0.ok()) << r0.error().message;
@@ -38,8 +41,23 @@ struct RankPair {
   net::Clock::time_point deadline = net::Clock::now() + std::chrono::seconds(20);
   RailPolicy policy;
   size_t window = 1 << 20;
+  std::string advice;  // XCCL_RAIL_ADVICE
   std::map<int, std::unique_ptr<TcpLink>> links0, links1;
 };
+
+// Moves `bytes` from a to b, driving both.
+void pump(TcpLink& a, TcpLink& b, size_t bytes) {
+  std::vector<std::byte> data(bytes, std::byte{7});
+  size_t sent = 0, got = 0;
+  while (got < bytes && a.status().ok() && b.status().ok()) {
+    sent += a.send_some(data.data() + sent, bytes - sent);
+    a.progress();
+    b.progress();
+    got += b.readable().size();
+    b.consume(b.readable().size());
+  }
+  ASSERT_TRUE(a.status().ok() && b.status().ok()) << a.status().message() << b.status().message();
+}
 
 TEST(Rails, ParseAndRoundTrip) {
   auto rails = parse_rails("127.0.0.1@400,127.0.0.2", "x").value();
@@ -170,6 +188,47 @@ TEST(TcpTransport, SilentStrangersOnARailDelayNoRank) {
     char c;
     EXPECT_FALSE(net::recv_all(fd.get(), &c, 1, pair.deadline).ok());
   }
+}
+
+TEST(RailAdvice, AddressesOnePerLineCommentsAfterAHash) {
+  EXPECT_EQ(parse_rail_advice("# rails to avoid\n10.77.0.2  # h1/nic0: loss\n\n 10.77.1.3\n"),
+            (std::set<std::string>{"10.77.0.2", "10.77.1.3"}));
+  EXPECT_TRUE(parse_rail_advice("# nothing\n").empty());
+  RailAdviceFile none("/nonexistent/advice");
+  EXPECT_FALSE(none.refresh(std::chrono::steady_clock::now()));  // missing: advises nothing
+  EXPECT_FALSE(none.advised("10.77.0.2"));
+}
+
+// The operators advise against rail 1 (its address in the file): stripes go to rail 0
+// only; the advice withdrawn (the file replaced), rail 1 carries its share again.
+TEST(TcpTransport, ARailAdvisedAgainstCarriesNoStripesUntilTheAdviceIsWithdrawn) {
+  const std::string file = "/tmp/xccl-rail-advice-" + std::to_string(::getpid());
+  auto write = [&](const std::string& text) {
+    std::ofstream(file + ".tmp") << text;
+    std::rename((file + ".tmp").c_str(), file.c_str());
+  };
+  write("127.0.0.2  # h0/nic1: loss on h0/nic1 - tor1:h0-nic1 (incident 3)\n");
+  RankPair pair("127.0.0.1,127.0.0.2");
+  pair.advice = file;
+  pair.connect();
+  ASSERT_FALSE(HasFatalFailure());
+  TcpLink& a = *pair.links0.at(1);
+  TcpLink& b = *pair.links1.at(0);
+  a.progress(), b.progress();  // the first health check reads the advice
+  EXPECT_TRUE(a.advised_against(1));
+  EXPECT_FALSE(a.advised_against(0));
+  pump(a, b, 4 << 20);
+  EXPECT_GE(a.bytes_sent(0), uint64_t(4 << 20));
+  EXPECT_EQ(a.bytes_sent(1), 0u);
+  EXPECT_EQ(b.bytes_sent(1), 0u);  // the receiver's acknowledgements avoid it too
+  write("# rails to avoid: none\n");
+  for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+       a.advised_against(1) && std::chrono::steady_clock::now() < until;)
+    a.progress(), b.progress(), std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_FALSE(a.advised_against(1));
+  pump(a, b, 4 << 20);
+  EXPECT_GT(a.bytes_sent(1), uint64_t(1 << 20));  // about half of the second 4 MiB
+  std::remove(file.c_str());
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "testbed/daemons.h"
 #include "testbed/launcher.h"
 #include "testbed/plan.h"
 #include "testbed/setup.h"
@@ -263,7 +264,8 @@ TEST(Launcher, TorchrunAndXcclEnvironment) {
                   {"XM_TESTBED", "tb"},
                   {"XM_TESTBED_HOST", "2"},
                   {"XM_TESTBED_NETNS", "xm-tb-h2"},
-                  {"XM_TESTBED_RAILS", "0,1"}};
+                  {"XM_TESTBED_RAILS", "0,1"},
+                  {"XCCL_RAIL_ADVICE", rail_advice_path("tb")}};
   EXPECT_EQ(e, expected);
   RunOptions own = all;
   own.rails = RailMode::kOwn;

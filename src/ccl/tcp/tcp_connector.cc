@@ -117,6 +117,12 @@ TcpLink* TcpConnector::make_link(int peer) {
   }
   auto link = std::make_unique<TcpLink>(setup_.rank, peer, std::move(p.sockets), weights, spares, setup_.stripe_bytes,
                                         setup_.window_bytes, setup_.policy);
+  if (!setup_.rail_advice.empty()) {
+    if (!advice_) advice_ = std::make_shared<RailAdviceFile>(setup_.rail_advice);
+    std::vector<std::string> local, remote;
+    for (size_t r = 0; r < weights.size(); ++r) local.push_back(setup_.rails[r].host), remote.push_back(theirs[r].host);
+    link->heed(advice_, std::move(local), std::move(remote));
+  }
   pending_.erase(peer);
   XCCL_LOG(LogLevel::kTrace, Subsys::kNet, setup_.rank,
            "connected to rank " + std::to_string(peer) + " over " + std::to_string(weights.size()) + " rail(s)");

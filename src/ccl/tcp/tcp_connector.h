@@ -78,6 +78,7 @@ class TcpConnector {
   std::map<int, std::unique_ptr<TcpLink>> links_;  // changed under links_mu_, read without it on this thread
   mutable std::mutex links_mu_;
   std::map<std::pair<int, size_t>, Redial> redials_;
+  std::shared_ptr<RailAdviceFile> advice_;  // one reader for every link (they run on one thread)
 };
 
 // A TcpLink that is made when first needed: until then it carries nothing and says so by

@@ -148,17 +148,19 @@ bool TcpLink::in_stripe_any() const {
   return false;
 }
 
-// Smooth weighted round robin over the rails in the stripe (spares only when no other
-// rail is); a rail with a stripe still waiting for socket room gives its turn to one without.
+// Smooth weighted round robin over the rails in the stripe: those not advised against
+// before those that are, and of each, spares only when no other rail is; a rail with a
+// stripe still waiting for socket room gives its turn to one without.
 int TcpLink::pick_rail(int except) {
-  auto usable = [&](size_t r, bool spare) { return int(r) != except && in_stripe(r) && rails_[r]->spare == spare; };
-  bool spares = true;
+  auto tier = [&](size_t r) { return (rails_[r]->advised ? 2 : 0) + (rails_[r]->spare ? 1 : 0); };  // lower first
+  int best_tier = 4;
   for (size_t r = 0; r < rails_.size(); ++r)
-    if (usable(r, false)) spares = false;
+    if (int(r) != except && in_stripe(r)) best_tier = std::min(best_tier, tier(r));
+  auto usable = [&](size_t r) { return int(r) != except && in_stripe(r) && tier(r) == best_tier; };
   int best = -1;
   double total = 0;
   for (size_t r = 0; r < rails_.size(); ++r) {
-    if (!usable(r, spares)) continue;
+    if (!usable(r)) continue;
     RailIo& io = *rails_[r];
     io.credit += io.weight, total += io.weight;
     if (best < 0 || io.credit > rails_[size_t(best)]->credit) best = int(r);
@@ -167,7 +169,7 @@ int TcpLink::pick_rail(int except) {
   rails_[size_t(best)]->credit -= total;
   if (rails_[size_t(best)]->queued_bytes >= stripe_)
     for (size_t r = 0; r < rails_.size(); ++r)
-      if (usable(r, spares) && rails_[r]->queue.empty()) return int(r);
+      if (usable(r) && rails_[r]->queue.empty()) return int(r);
   return best;
 }
 
@@ -390,9 +392,30 @@ void TcpLink::owe_ack() {
   ack_owed_ = false;
 }
 
+void TcpLink::heed(std::shared_ptr<RailAdviceFile> advice, std::vector<std::string> local, std::vector<std::string> remote) {
+  advice_ = std::move(advice), local_addresses_ = std::move(local), remote_addresses_ = std::move(remote);
+  advice_seen_ = UINT64_MAX;  // applied at the next health check
+}
+
+void TcpLink::apply_advice() {
+  advice_seen_ = advice_->version();
+  auto listed = [&](const std::vector<std::string>& a, size_t r) { return r < a.size() && advice_->advised(a[r]); };
+  for (size_t r = 0; r < rails_.size(); ++r) {
+    const bool advised = listed(local_addresses_, r) || listed(remote_addresses_, r);
+    if (advised == rails_[r]->advised) continue;
+    rails_[r]->advised = advised;
+    log_rail(r, advised ? "advised against by the fabric's operators (XCCL_RAIL_ADVICE): stripes go to the other rails"
+                        : "no longer advised against: back in the stripe");
+  }
+}
+
 void TcpLink::check_health(Clock::time_point now) {
   if (now < next_check_) return;
   next_check_ = now + kHealthEvery;
+  if (advice_) {
+    advice_->refresh(now);
+    if (advice_->version() != advice_seen_) apply_advice();
+  }
   // Nothing consumed since the last look but some of it unacknowledged: say so now
   // (the sender watches those stripes until it hears; acks otherwise ride on data).
   if (consumed_ != ack_sent_ && consumed_ == consumed_at_check_) ack_owed_ = true;

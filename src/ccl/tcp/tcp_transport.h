@@ -24,6 +24,7 @@
 #include "ccl/net/auth.h"
 #include "ccl/net/socket.h"
 #include "ccl/tcp/frame.h"
+#include "ccl/tcp/rail_advice.h"
 #include "ccl/tcp/rail_health.h"
 #include "ccl/tcp/rails.h"
 
@@ -70,6 +71,10 @@ class TcpLink final : public Link {
   void connecting(size_t rail);
   void install(size_t rail, net::Fd fd);
   bool closed_by_peer() const { return peer_closed_; }
+  // Heeds the operators' advice (rail_advice.h), read at every health check; `local` and
+  // `remote` are the rails' addresses at each end.
+  void heed(std::shared_ptr<RailAdviceFile> advice, std::vector<std::string> local, std::vector<std::string> remote);
+  bool advised_against(size_t rail) const { return rails_[rail]->advised; }
 
   // Readable from any thread (xcclCommGetRailInfo).
   size_t rails() const { return rails_.size(); }
@@ -93,6 +98,7 @@ class TcpLink final : public Link {
     uint32_t generation = 0;  // connections so far, counted alike at both ends
     double weight = 1, credit = 0;
     bool spare = false;  // carries stripes only while no rail that is not a spare can
+    bool advised = false;  // advised against: carries stripes only while no other rail can
     std::deque<OutFrame> queue;  // to push; the first may be under way
     std::deque<Frame> unacked;   // data pushed whole, kept until consumed
     size_t queued_bytes = 0;
@@ -121,6 +127,7 @@ class TcpLink final : public Link {
   void check_health(Clock::time_point now);
   void owe_ack();
   void log_rail(size_t rail, const std::string& what) const;
+  void apply_advice();
 
   int self_, peer_;
   std::vector<std::unique_ptr<RailIo>> rails_;
@@ -138,6 +145,9 @@ class TcpLink final : public Link {
   Clock::time_point next_check_{};
   Status status_;
   bool peer_closed_ = false;  // every rail ended: the peer left
+  std::shared_ptr<RailAdviceFile> advice_;
+  std::vector<std::string> local_addresses_, remote_addresses_;
+  uint64_t advice_seen_ = 0;
 };
 
 struct TcpSetup {
@@ -150,6 +160,7 @@ struct TcpSetup {
   size_t stripe_bytes = kDefaultStripeBytes;
   size_t window_bytes = kDefaultWindowBytes;
   RailPolicy policy;
+  std::string rail_advice;  // XCCL_RAIL_ADVICE: the operators' file of rails to avoid; empty: none
 };
 
 // Listens on every rail (any free port); fills in the ports.
