@@ -4,6 +4,7 @@
   rail_counters.py sample --every 0.02 --out FILE      (run inside the host's namespace:
                                                         ip netns exec xm-NAME-hK ...; until killed)
   rail_counters.py analyze FILE --cut T --restore T    (T: wall-clock seconds, as `date +%s.%N`)
+  rail_counters.py window FILE --from T --to T          (the host's mean MB/s, every NIC, tx + rx)
 
 `sample` writes "time nic0_bytes nic1_bytes ..." (tx + rx of each NIC) every interval.
 `analyze` prints one line of key=value figures:
@@ -98,6 +99,12 @@ def analyze(args):
           f"after_MBps={mean_rate(after_from, end):.1f}")
 
 
+def window(args):
+    series, _ = rates(args.file)
+    inside = [sum(r) for t, r in series if args.start <= t < args.end]
+    print(f"{statistics.mean(inside) / 1e6:.1f}" if inside else "nan")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -109,8 +116,12 @@ def main():
     a.add_argument("--cut", type=float, required=True)
     a.add_argument("--restore", type=float, required=True)
     a.add_argument("--nic", default="nic0")
+    w = sub.add_parser("window")
+    w.add_argument("file")
+    w.add_argument("--from", dest="start", type=float, required=True)
+    w.add_argument("--to", dest="end", type=float, required=True)
     args = p.parse_args()
-    sample(args) if args.cmd == "sample" else analyze(args)
+    {"sample": sample, "analyze": analyze, "window": window}[args.cmd](args)
 
 
 if __name__ == "__main__":
