@@ -201,7 +201,8 @@ TEST_F(MonitorLive, LocateNamesEachInjectedFaultAndNothingElse) {
   ASSERT_EQ(xm("testbed fault --name " + name_ + " --undo").exit_code, 0);
 
   // Nothing else was blamed; and every incident is in the inventory database.
-  for (const json& i : json::parse(xm("ops locate --json --all --name " + name_).out)["incidents"]) {
+  const json all = json::parse(xm("ops locate --json --all --name " + name_).out);
+  for (const json& i : all["incidents"]) {
     const std::string c = i["component"];
     EXPECT_TRUE(c == "h2/nic1" || c.find("spine1:tor") != std::string::npos) << i.dump();
   }
