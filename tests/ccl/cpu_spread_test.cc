@@ -6,7 +6,10 @@
 #include <gtest/gtest.h>
 #include <sched.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <thread>
 
 namespace xm::ccl {
@@ -69,20 +72,27 @@ TEST(CpuSpread, TheLowerRankAndSpreadRanksStay) {
 }
 
 TEST(CpuSpread, ABriefCrowdingIsLeftToTheScheduler) {
-  std::atomic<int32_t> peer{-1}, self{-1};
-  CpuSpread s({&peer, &self}, 1, 1);
-  auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(10);
-  bool crowd = false;
-  while (std::chrono::steady_clock::now() < end) {  // crowded for ~0.1 ms at a time, never 1 ms
-    crowd = !crowd;
-    auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
-    while (std::chrono::steady_clock::now() < until) {
-      int here = sched_getcpu();
-      peer.store(crowd ? here : here ^ 1);
-      s.waiting();
+  // Crowded for ~0.1 ms at a time, never 1 ms — unless this thread is itself descheduled
+  // inside a crowded stretch (a loaded machine, a sanitizer), which is a long crowding.
+  // So: three tries, and a spreader that moves on brief crowding fails them all.
+  int64_t fewest = INT64_MAX;
+  for (int attempt = 0; attempt < 3 && fewest != 0; ++attempt) {
+    std::atomic<int32_t> peer{-1}, self{-1};
+    CpuSpread s({&peer, &self}, 1, 1);
+    auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(10);
+    bool crowd = false;
+    while (std::chrono::steady_clock::now() < end) {
+      crowd = !crowd;
+      auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(100);
+      while (std::chrono::steady_clock::now() < until) {
+        int here = sched_getcpu();
+        peer.store(crowd ? here : here ^ 1);
+        s.waiting();
+      }
     }
+    fewest = std::min<int64_t>(fewest, int64_t(s.moves()));
   }
-  EXPECT_EQ(s.moves(), 0);
+  EXPECT_EQ(fewest, 0);
 }
 
 }  // namespace
