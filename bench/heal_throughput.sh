@@ -6,7 +6,8 @@
 # Each trial starts a 16 MiB all-reduce loop (xccl-perf, every iteration checked), injects
 # the fault some seconds into it, and samples host 1's NIC byte counters every 20 ms
 # (bench/rail_counters.py). The controller locates the fault and heals it; the table gives
-# the time from the injection to the heal action (the controller's /api/actions), and the
+# the time from the injection to the heal action (the controller's /api/actions) and from
+# the incident's opening to it (/api/incidents: healed_at - opened_at), and the
 # host's rate before the fault, between the fault and the heal, and after the heal, with
 # after / before. Two scenarios:
 #   spine  5 % loss on tor0's uplink to spine1; two ranks per host, each on its own NIC, a
@@ -64,8 +65,8 @@ for scenario in $SCENARIOS; do
   esac
   echo "### $scenario: $fault ($k rank(s) per host, --rails $rails), $TRIALS trials"
   echo
-  echo "| trial | healed after (s) | heal | before (MB/s) | fault to heal (MB/s) | after heal (MB/s) | after / before | exact |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| trial | healed after (s) | located to healed (s) | heal | before (MB/s) | fault to heal (MB/s) | after heal (MB/s) | after / before | exact |"
+  echo "|---|---|---|---|---|---|---|---|---|"
   : >"$work/figures"
   for trial in $(seq 1 "$TRIALS"); do
     csv=$work/$scenario-$trial.csv
@@ -79,16 +80,21 @@ for scenario in $SCENARIOS; do
     injected=$(now)
     # shellcheck disable=SC2086
     "$XM" testbed fault --name "$NAME" $fault >/dev/null
-    healed=nan what="none"
+    healed=nan what="none" incident=0
     for _ in $(seq 1 150); do
-      read -r healed what < <(curl -s "127.0.0.1:$port/api/actions" | python3 -c '
+      read -r healed what incident < <(curl -s "127.0.0.1:$port/api/actions" | python3 -c '
 import json, sys
 a = json.load(sys.stdin)["actions"][int(sys.argv[1]):]
 a = [x for x in a if x["action"] in ("drain", "advise")]
-print("%.3f %s:%s" % (a[0]["at"], a[0]["action"], a[0]["component"].replace(" ", "")) if a else "nan none")' "$actions_before")
+print("%.3f %s:%s %d" % (a[0]["at"], a[0]["action"], a[0]["component"].replace(" ", ""), a[0]["incident"]) if a else "nan none 0")' "$actions_before")
       [ "$healed" != nan ] && break
       sleep 0.2
     done
+    # From the incident's opening (the localization) to its first heal action.
+    lag=$(curl -s "127.0.0.1:$port/api/incidents?all=1" | python3 -c '
+import json, sys
+i = [x for x in json.load(sys.stdin)["incidents"] if x["id"] == int(sys.argv[1]) and x["healed_at"]]
+print("%.2f" % (i[0]["healed_at"] - i[0]["opened_at"]) if i else "nan")' "$incident")
     rc=0
     wait $job || rc=$?
     end=$(now)
@@ -113,14 +119,14 @@ print("%.3f %s:%s" % (a[0]["at"], a[0]["action"], a[0]["component"].replace(" ",
       after_s=$(awk -v a="$healed" -v b="$injected" 'BEGIN{printf "%.2f", a-b}')
     fi
     r=$(ratio "$after" "$before")
-    echo "$after_s $before $during $after $r $exact" >>"$work/figures"
-    printf '| %d | %s | %s | %s | %s | %s | %s | %s |\n' "$trial" "$after_s" "$what" "$before" "$during" "$after" "$r" "$exact"
+    echo "$after_s $before $during $after $r $exact $lag" >>"$work/figures"
+    printf '| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$trial" "$after_s" "$lag" "$what" "$before" "$during" "$after" "$r" "$exact"
     # Until the incident has closed: the next trial's fault is a new incident, not this
     # one seen again (which the operator's undrain keeps from being healed twice).
     for _ in $(seq 1 120); do "$XM" ops locate --name "$NAME" >/dev/null 2>&1 && break; sleep 0.5; done
   done
-  printf '| median / max | %s | | %s | %s | %s | %s | %s of %s |\n' \
-    "$(cut -d' ' -f1 "$work/figures" | median_max)" "$(cut -d' ' -f2 "$work/figures" | median_max)" \
+  printf '| median / max | %s | %s | | %s | %s | %s | %s | %s of %s |\n' \
+    "$(cut -d' ' -f1 "$work/figures" | median_max)" "$(cut -d' ' -f7 "$work/figures" | median_max)" "$(cut -d' ' -f2 "$work/figures" | median_max)" \
     "$(cut -d' ' -f3 "$work/figures" | median_max)" "$(cut -d' ' -f4 "$work/figures" | median_max)" \
     "$(cut -d' ' -f5 "$work/figures" | median_max)" "$(grep -c yes "$work/figures" || true)" "$TRIALS"
   echo
