@@ -18,7 +18,7 @@
 #
 # Needs root. Build first (xm, xccl-perf). Knobs (env): TRIALS=3 SCENARIOS="spine rail"
 # LOSS=5% SPINES=4 NAME=hb BUILD_DIR=build/default OUT=bench/results (each trial's job log and
-# counters kept there) ITERS=40 AT=8 (seconds into the loop)
+# counters kept there) ITERS=6 (checked iterations: about 60 s of loop here) AT=8 (seconds into it)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,12 +28,13 @@ SCENARIOS=${SCENARIOS:-spine rail}
 LOSS=${LOSS:-5%}
 NAME=${NAME:-hb}
 OUT=${OUT:-$ROOT/bench/results}
-ITERS=${ITERS:-40}
+ITERS=${ITERS:-6}
 SPINES=${SPINES:-4}
 AT=${AT:-8}
 XM=$BUILD_DIR/src/xm
 PERF=$BUILD_DIR/tools/xccl-perf
 COUNTERS=$ROOT/bench/rail_counters.py
+. "$ROOT/bench/rail_modes.sh"  # median_max
 for b in "$XM" "$PERF"; do [ -x "$b" ] || { echo "heal_throughput: $b not built" >&2; exit 2; }; done
 [ "$(id -u)" = 0 ] || { echo "heal_throughput: needs root (network namespaces, FRR)" >&2; exit 2; }
 mkdir -p "$OUT"
@@ -53,9 +54,6 @@ printf 'name: heal\nservers: 4\nserver:\n  accelerators: 2\n  nics: 2\n  nic_gbp
 port=$(cat "/run/xm-testbed/$NAME/monitor/controller.port")
 now() { date +%s.%N; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "nan" }'; }
-median_max() {  # column of numbers on stdin -> "median / max"
-  grep -v nan | sort -g | awk '{v[NR]=$1} END {if (NR==0) {print "-"; exit}; m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%g / %g", m, v[NR]}'
-}
 
 for scenario in $SCENARIOS; do
   case $scenario in

@@ -47,9 +47,6 @@ trap cleanup EXIT
 "$XM" testbed up --name "$NAME" --hosts 4 --rails 2 --rate "$RATE" --replace >/dev/null
 now() { date +%s.%N; }
 
-median_max() {  # column of numbers on stdin -> "median / max"
-  sort -g | awk '{v[NR]=$1} END {if (NR==0) {print "-"; exit}; m=(NR%2)?v[(NR+1)/2]:(v[NR/2]+v[NR/2+1])/2; printf "%g / %g", m, v[NR]}'
-}
 
 for mode in $MODES; do
   for coll in $COLLS; do
@@ -99,7 +96,7 @@ for mode in $MODES; do
       if [ "$trial" = 1 ]; then cp "$csv" "$OUT/rail_failover_${coll}_${mode}.csv"; echo "$cut $restore" >"$work/first_times"; fi
     done
     printf '| median / max | | %s | %s | %s | %s | %s | %s | %s of %s |\n' \
-      "$(cut -d' ' -f1 "$work/figures" | median_max)" "$(cut -d' ' -f7 "$work/figures" | median_max)" "$(cut -d' ' -f2 "$work/figures" | grep -v nan | median_max)" \
+      "$(cut -d' ' -f1 "$work/figures" | median_max)" "$(cut -d' ' -f7 "$work/figures" | median_max)" "$(cut -d' ' -f2 "$work/figures" | median_max)" \
       "$(cut -d' ' -f3 "$work/figures" | median_max)" "$(cut -d' ' -f4 "$work/figures" | median_max)" \
       "$(cut -d' ' -f5 "$work/figures" | median_max)" "$(grep -c yes "$work/figures" || true)" "$TRIALS"
     echo

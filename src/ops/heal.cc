@@ -1,7 +1,6 @@
 #include "ops/heal.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <future>
