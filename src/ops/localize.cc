@@ -238,9 +238,30 @@ class Localizer {
     const std::string counted = trimmed(k, 4) + " of " + trimmed(sent, 5) + " probes through it lost (" + percent(rate) + ") over " + std::to_string(flows.size()) + " flows";
     if (rate >= 0.9)
       return Finding{name, "blackhole", true, name + " drops everything while its ports are up and routing still uses it: " + counted + "; drain it", ids};
-    if (heavy > 0 && clean > 0 && heavy_lost >= 0.8 * k)
+    if ((heavy > 0 && clean > 0 && heavy_lost >= 0.8 * k) || (clean > 0 && concentrated(flows, lost, k / sent)))
       return Finding{name, "blackhole", true, name + " drops some 5-tuples and forwards the rest: " + std::to_string(heavy) + " of " + std::to_string(judged) + " flows through it lose most probes, " + std::to_string(clean) + " none (" + counted + "); a bad forwarding or ECMP entry: drain it", ids};
     return Finding{name, "loss", true, name + " loses " + percent(rate) + " of the probes crossing it (" + counted + "), the rest of the fabric none; check the optics and its error counters, drain it if it persists", ids};
+  }
+
+  // Whether the losses sit on a few 5-tuples far beyond what independent loss at the
+  // link's rate gives each: the first seconds of a black hole, while the window still
+  // holds mostly probes from before it and no flow has lost a third yet. Pearson's
+  // dispersion statistic against the binomial, at six of its standard deviations (under
+  // random loss it stays near its degrees of freedom).
+  bool concentrated(const std::vector<size_t>& flows, const std::vector<double>& lost, double rate) const {
+    if (rate <= 0 || rate >= 1) return false;
+    double x2 = 0, k = 0;
+    size_t judged = 0;
+    for (size_t i : flows) {
+      const double n = e_.counts[i].sent;
+      if (n < 5) continue;
+      ++judged, k += lost[i];
+      const double expect = n * rate;
+      x2 += (lost[i] - expect) * (lost[i] - expect) / (expect * (1 - rate));
+    }
+    if (judged < 6 || k < 10) return false;
+    const double df = static_cast<double>(judged - 1);
+    return x2 > df + 6 * std::sqrt(2 * df);
   }
 
   const FabricPlan& plan_;

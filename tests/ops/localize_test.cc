@@ -104,6 +104,30 @@ TEST_F(LocalizeTest, ABlackHoleForSomeFiveTuplesOnASpineLinkNamesThatLink) {
   EXPECT_NE(f[0].evidence.find(std::to_string(caught) + " of "), std::string::npos) << f[0].evidence;
 }
 
+TEST_F(LocalizeTest, ABlackHoleIsNamedInItsFirstSecondsBeforeAnyFlowHasLostAThird) {
+  // The window holds 90 probes from before the fault: the caught 5-tuples lost 10 each.
+  std::vector<size_t> through = crossing("tor2", "spine1");
+  for (size_t k = 0; k < through.size(); k += 2) e_.counts[through[k]].lost = 10;
+  std::vector<Finding> f = localize(plan_, e_);
+  ASSERT_EQ(f.size(), 1u) << only(f);
+  EXPECT_EQ(f[0].component, "tor2:spine1 - spine1:tor2");
+  EXPECT_EQ(f[0].fault, "blackhole");
+}
+
+TEST_F(LocalizeTest, RandomLossOnASpineLinkIsLossAtEveryRate) {
+  // The same counts as a black hole's first seconds would give, spread over every
+  // 5-tuple at random: loss, whatever the rate and the seed.
+  for (double rate : {0.002, 0.01, 0.05}) {
+    for (unsigned seed = 1; seed <= 20; ++seed) {
+      std::mt19937 rng(seed);
+      std::binomial_distribution<int> lose(100, rate);
+      for (FlowCount& c : e_.counts) c.lost = 0;
+      for (size_t i : crossing("tor2", "spine1")) e_.counts[i].lost = lose(rng);
+      for (const Finding& f : localize(plan_, e_)) EXPECT_EQ(f.fault, "loss") << rate << " seed " << seed << ": " << f.evidence;
+    }
+  }
+}
+
 TEST_F(LocalizeTest, CountersNameTheEndThatIsDownAndExplainItsProbes) {
   e_.ports[Endpoint{"h3", "nic2"}].admin_up = false;
   e_.ports[Endpoint{"h3", "nic2"}].oper_up = false;
