@@ -286,6 +286,7 @@ void Controller::heal(double now) {
     }
     for (Incident& i : incidents_) {
       if (i.closed_at != 0 || !i.finding.network || i.healed_fault == i.finding.fault) continue;
+      if (i.finding.may_sharpen && i.healed_fault.empty() && now - i.opened_at < options_.sharpen_s) continue;
       i.healed_fault = i.finding.fault;
       HealPlan p = plan_heal(plan_, i.finding, shut);
       std::erase_if(p.avoid, [&](const RailAdvice& r) { return std::count(advised.begin(), advised.end(), r.address) > 0; });

@@ -52,6 +52,10 @@ struct ControllerOptions {
   std::string database;  // the inventory SQLite file; empty: none
   bool heal = true;
   double restore_after_s = 60;
+  // A loss that may yet be a black hole's first second (Finding::may_sharpen) waits this
+  // long, one more scrape, for its class before it is drained: once drained it carries
+  // no probes and its class is fixed. The wait ends sooner when it sharpens.
+  double sharpen_s = 0.8;
   std::string rail_advice;  // the file xccl reads (XCCL_RAIL_ADVICE); empty: none
 };
 

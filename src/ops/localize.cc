@@ -240,7 +240,9 @@ class Localizer {
       return Finding{name, "blackhole", true, name + " drops everything while its ports are up and routing still uses it: " + counted + "; drain it", ids};
     if ((heavy > 0 && clean > 0 && heavy_lost >= 0.8 * k) || (clean > 0 && concentrated(flows, lost, k / sent)))
       return Finding{name, "blackhole", true, name + " drops some 5-tuples and forwards the rest: " + std::to_string(heavy) + " of " + std::to_string(judged) + " flows through it lose most probes, " + std::to_string(clean) + " none (" + counted + "); a bad forwarding or ECMP entry: drain it", ids};
-    return Finding{name, "loss", true, name + " loses " + percent(rate) + " of the probes crossing it (" + counted + "), the rest of the fabric none; check the optics and its error counters, drain it if it persists", ids};
+    Finding loss{name, "loss", true, name + " loses " + percent(rate) + " of the probes crossing it (" + counted + "), the rest of the fabric none; check the optics and its error counters, drain it if it persists", ids};
+    loss.may_sharpen = std::all_of(flows.begin(), flows.end(), [&](size_t i) { return lost[i] < 1.5; });  // increase() extrapolates
+    return loss;
   }
 
   // Whether the losses sit on a few 5-tuples far beyond what independent loss at the

@@ -80,6 +80,9 @@ struct Finding {
   std::string evidence;   // in words
   std::vector<uint32_t> cables;  // the plan's cables it concerns
   bool from_counters = false;    // named by the counters, not the probes
+  // Loss whose class may yet sharpen: no flow through the link has lost two probes, as in
+  // the first second of a black hole (every 5-tuple it catches has lost its one probe).
+  bool may_sharpen = false;
   bool operator==(const Finding&) const = default;
 };
 

@@ -98,9 +98,13 @@ Finished spawn_and_wait(const std::vector<std::string>& argv, const std::string&
   p.close(3);
   p.close(5);
 
-  // Feed stdin and drain both outputs together so that no pipe fills up.
+  // Feed stdin and drain both outputs together so that no pipe fills up. Our end of
+  // stdin does not block: a blocking write of more than the pipe holds waits for all of
+  // it, while the child waits for us to read what it printed (`ip -batch` of thousands
+  // of route queries hung the controller that way).
   std::string out, errors;
   size_t written = 0;
+  ::fcntl(p.fd[1], F_SETFL, ::fcntl(p.fd[1], F_GETFL) | O_NONBLOCK);
   if (input.empty()) p.close(1);
   while (p.fd[1] >= 0 || p.fd[2] >= 0 || p.fd[4] >= 0) {
     pollfd fds[3];

@@ -114,6 +114,21 @@ TEST_F(LocalizeTest, ABlackHoleIsNamedInItsFirstSecondsBeforeAnyFlowHasLostAThir
   EXPECT_EQ(f[0].fault, "blackhole");
 }
 
+TEST_F(LocalizeTest, LossWhoseFlowsHaveLostOneProbeEachMayYetBeABlackHole) {
+  // The first second of a black hole: every other 5-tuple has lost the one probe it sent.
+  std::vector<size_t> through = crossing("tor2", "spine1");
+  for (size_t k = 0; k < through.size(); k += 2) e_.counts[through[k]].lost = 1;
+  std::vector<Finding> f = localize(plan_, e_);
+  ASSERT_EQ(f.size(), 1u) << only(f);
+  EXPECT_EQ(f[0].fault, "loss");
+  EXPECT_TRUE(f[0].may_sharpen);
+  e_.counts[through[0]].lost = 2;  // a flow has lost two: past that first second
+  f = localize(plan_, e_);
+  ASSERT_EQ(f.size(), 1u) << only(f);
+  EXPECT_EQ(f[0].fault, "loss");
+  EXPECT_FALSE(f[0].may_sharpen);
+}
+
 TEST_F(LocalizeTest, RandomLossOnASpineLinkIsLossAtEveryRate) {
   // The same counts as a black hole's first seconds would give, spread over every
   // 5-tuple at random: loss, whatever the rate and the seed.
