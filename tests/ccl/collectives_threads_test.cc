@@ -92,24 +92,20 @@ bool representative(DataType t, RedOp o, bool reducing) {
 // what they compute: the representative types at every count; under ThreadSanitizer fp32
 // sum alone at the large ones. The default build runs every type and op (under TSan all
 // of them took 1,330 test-seconds, 11 of its stage's 14 minutes; under ASan 380).
-#if defined(__SANITIZE_THREAD__)
-constexpr bool kThreadSanitizer = true;
-#elif defined(__has_feature)
-constexpr bool kThreadSanitizer = __has_feature(thread_sanitizer);
+#ifdef XM_SANITIZED
+constexpr bool kSanitized = true;
 #else
-constexpr bool kThreadSanitizer = false;
+constexpr bool kSanitized = false;
 #endif
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool kAddressSanitizer = true;
-#elif defined(__has_feature)
-constexpr bool kAddressSanitizer = __has_feature(address_sanitizer);
+#ifdef XM_THREAD_SANITIZED
+constexpr bool kThreadSanitized = true;
 #else
-constexpr bool kAddressSanitizer = false;
+constexpr bool kThreadSanitized = false;
 #endif
 
 bool runs(DataType t, RedOp o, bool reducing, uint64_t count) {
-  if (kThreadSanitizer && count > 10000) return t == DataType::kFloat32 && (!reducing || o == RedOp::kSum);
-  if (kThreadSanitizer || kAddressSanitizer || count > 10000) return representative(t, o, reducing);
+  if (kThreadSanitized && count > 10000) return t == DataType::kFloat32 && (!reducing || o == RedOp::kSum);
+  if (kSanitized || count > 10000) return representative(t, o, reducing);
   return true;
 }
 

@@ -67,6 +67,10 @@ class LocalizeTest : public ::testing::Test {
     }
     return out;
   }
+  // A black hole for half the 5-tuples of `through`, `lost` probes into it.
+  void every_other_five_tuple_loses(const std::vector<size_t>& through, double lost) {
+    for (size_t k = 0; k < through.size(); k += 2) e_.counts[through[k]].lost = lost;
+  }
   std::string only(const std::vector<Finding>& f) const {
     std::string s;
     for (const Finding& x : f) s += x.component + " " + x.fault + ": " + x.evidence + "\n";
@@ -106,8 +110,7 @@ TEST_F(LocalizeTest, ABlackHoleForSomeFiveTuplesOnASpineLinkNamesThatLink) {
 
 TEST_F(LocalizeTest, ABlackHoleIsNamedInItsFirstSecondsBeforeAnyFlowHasLostAThird) {
   // The window holds 90 probes from before the fault: the caught 5-tuples lost 10 each.
-  std::vector<size_t> through = crossing("tor2", "spine1");
-  for (size_t k = 0; k < through.size(); k += 2) e_.counts[through[k]].lost = 10;
+  every_other_five_tuple_loses(crossing("tor2", "spine1"), 10);
   std::vector<Finding> f = localize(plan_, e_);
   ASSERT_EQ(f.size(), 1u) << only(f);
   EXPECT_EQ(f[0].component, "tor2:spine1 - spine1:tor2");
@@ -116,8 +119,8 @@ TEST_F(LocalizeTest, ABlackHoleIsNamedInItsFirstSecondsBeforeAnyFlowHasLostAThir
 
 TEST_F(LocalizeTest, LossWhoseFlowsHaveLostOneProbeEachMayYetBeABlackHole) {
   // The first second of a black hole: every other 5-tuple has lost the one probe it sent.
-  std::vector<size_t> through = crossing("tor2", "spine1");
-  for (size_t k = 0; k < through.size(); k += 2) e_.counts[through[k]].lost = 1;
+  const std::vector<size_t> through = crossing("tor2", "spine1");
+  every_other_five_tuple_loses(through, 1);
   std::vector<Finding> f = localize(plan_, e_);
   ASSERT_EQ(f.size(), 1u) << only(f);
   EXPECT_EQ(f[0].fault, "loss");
