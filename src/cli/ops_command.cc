@@ -19,6 +19,7 @@
 #include "testbed/system.h"
 #include "testbed/units.h"
 #include "topo/spec_io.h"
+#include "util/clock.h"
 #include "util/format.h"
 
 namespace xm::cli {
@@ -199,7 +200,7 @@ void add_validate(CLI::App& ops, int& exit_code) {
         if (a->json) {
           std::string j = ops::report_json(report);
           j.erase(std::remove(j.begin(), j.end(), '\n'), j.end());
-          double unix_time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+          const double unix_time = unix_seconds();
           std::cout << "{\"seconds\": " << trimmed(t, 4) << ", \"unix_time\": " << std::fixed << std::setprecision(3)
                     << unix_time << std::defaultfloat << ", \"report\": " << j << "}" << std::endl;
         } else {

@@ -3,19 +3,23 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "cli/ops_command.h"
 #include "ops/controller.h"
+#include "ops/dashboard.h"
 #include "ops/http_server.h"
 #include "ops/monitor.h"
 #include "ops/plan_dir.h"
 #include "testbed/daemons.h"
 #include "testbed/state.h"
 #include "testbed/system.h"
+#include "util/clock.h"
 #include "util/format.h"
 
 namespace xm::cli {
@@ -77,19 +81,33 @@ void add_controller(CLI::App& ops, int& exit_code) {
     Result<std::unique_ptr<ops::Controller>> c = ops::Controller::open(*tb, std::move(plan).value(), a->options);
     if (!c) return fail(c.error().message, 1);
     ops::Controller& controller = **c;
+    // The dashboard's plots read Prometheus on the server's threads, apart from the evaluations.
+    ops::PrometheusClient series_client("127.0.0.1", a->options.prometheus_port, 5);
+    std::mutex series_mu;
+    auto rails = [&](const auto& p) -> std::string {
+      const double seconds = p.count("seconds") ? std::atof(p.at("seconds").c_str()) : 300;
+      std::lock_guard<std::mutex> lock(series_mu);
+      Result<std::string> r = ops::rails_json(controller.plan(), series_client, unix_seconds(), seconds > 0 ? seconds : 300);
+      return r ? *r : nlohmann::json{{"error", r.error().message}}.dump() + "\n";
+    };
     Result<std::unique_ptr<ops::HttpServer>> server = ops::HttpServer::bind(
-        a->listen, {{"/api/incidents", "application/json",
+        a->listen, {{"/", "text/html; charset=utf-8", [](const auto&) { return ops::dashboard_page(); }},
+                    {"/api/fabric", "application/json",
+                     [&controller](const auto&) { return ops::fabric_json(controller.plan(), controller.health()); }},
+                    {"/api/rails", "application/json", rails},
+                    {"/api/incidents", "application/json",
                      [&controller](const auto& p) { return controller.incidents_json(p.count("all") > 0); }},
                     {"/api/actions", "application/json", [&controller](const auto&) { return controller.actions_json(); }},
                     {"/api/undrain", "application/json",
                      [&controller](const auto& p) { return controller.undrain(p.count("component") ? p.at("component") : ""); },
                      true},
-                    {"/api/status", "application/json", [&controller](const auto&) { return controller.status_json(); }}});
+                    {"/api/status", "application/json", [&controller](const auto&) { return controller.status_json(); }}},
+        8);  // a browser opens several connections at once; Prometheus scrapes agents, not this
     if (!server) return fail(server.error().message, 2);
     (*server)->start();
     if (!announce_daemon(g_stop, a->port_file, (*server)->port())) return fail("cannot write " + a->port_file, 1);
     std::cerr << "xm ops controller: testbed " << a->name << ", Prometheus 127.0.0.1:" << a->options.prometheus_port
-              << "; incidents on http://" << (*server)->address().str() << "/api/incidents\n";
+              << "; dashboard on http://" << (*server)->address().str() << "/\n";
     controller.run(g_stop);
     server->reset();
   });

@@ -7,13 +7,10 @@
 #include <fstream>
 
 #include "ops/exposition.h"
+#include "util/clock.h"
 
 namespace xm::ops {
 namespace {
-
-double wall_seconds() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // User and system CPU time of this process, every thread.
 double cpu_seconds() {
@@ -53,7 +50,7 @@ Result<std::unique_ptr<Agent>> Agent::open(const FabricPlan& plan, const AgentOp
 }
 
 Agent::Agent(std::string host, std::unique_ptr<Prober> prober, LinkCounterReader links)
-    : host_(std::move(host)), prober_(std::move(prober)), links_(std::move(links)), start_time_(wall_seconds()) {
+    : host_(std::move(host)), prober_(std::move(prober)), links_(std::move(links)), start_time_(unix_seconds()) {
   // A flow's labels never change: built once, not on every scrape.
   const std::vector<ProbeTarget>& targets = prober_->targets();
   for (size_t t = 0; t < targets.size(); ++t)

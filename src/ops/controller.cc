@@ -5,14 +5,13 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "util/clock.h"
 #include "util/format.h"
 
 namespace xm::ops {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double unix_now() { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); }
 
 std::string flow_key(const PromSample& s) {
   return s.label("host") + "/" + s.label("nic") + ">" + s.label("peer_host") + "/" + s.label("peer_nic") + "#" + s.label("flow");
@@ -67,7 +66,7 @@ Status Controller::trace() {
   if (!p) return Error{"tracing probe paths: " + p.error().message};
   // A probe lost while routing moved its flow is no evidence about either path: flows
   // whose path changed are settled as after a fault the counters named.
-  const double now = unix_now();
+  const double now = unix_seconds();
   settled_at_.resize(flows_.size(), 0);
   for (size_t i = 0; i < p->size() && i < paths_.size(); ++i)
     if ((*p)[i].request != paths_[i].request || (*p)[i].reply != paths_[i].reply) settled_at_[i] = now;
@@ -99,7 +98,7 @@ Status Controller::count_probes(double window_s, Evidence& e) {
   for (const PromSample& s : *sent) e.counts[flow_index_[flow_key(s)]].sent = s.value;
   for (const PromSample& s : *lost)
     if (auto it = flow_index_.find(flow_key(s)); it != flow_index_.end()) e.counts[it->second].lost = s.value;
-  const double now = unix_now();
+  const double now = unix_seconds();
   settled_at_.resize(flows_.size(), 0);
   e.settled.resize(flows_.size());
   for (size_t i = 0; i < flows_.size(); ++i) e.settled[i] = now - settled_at_[i] < window_s + options_.settle_s;
@@ -168,7 +167,7 @@ Status Controller::evaluate() {
   }
   // A failed read is no evidence that faults went away: incidents stay as they were.
   if (result) {
-    const double now = unix_now();
+    const double now = unix_seconds();
     update(findings, now);
     heal(now);
   }
@@ -183,7 +182,7 @@ Status Controller::evaluate() {
 }
 
 void Controller::settle(const std::vector<uint32_t>& cables) {
-  const double now = unix_now();
+  const double now = unix_seconds();
   settled_at_.resize(flows_.size(), 0);
   for (size_t i = 0; i < paths_.size() && i < flows_.size(); ++i)
     for (const auto* links : {&paths_[i].request, &paths_[i].reply})
@@ -330,7 +329,7 @@ void Controller::heal(double now) {
     }
     for (Incident& i : incidents_)
       if (i.id == t.incident) {
-        if (i.healed_at == 0) i.healed_at = unix_now();
+        if (i.healed_at == 0) i.healed_at = unix_seconds();
         i.heal += (i.heal.empty() ? "" : "; ") + words;
       }
   }
@@ -351,7 +350,7 @@ void Controller::restore(const Drain& part, const std::string& by, const std::st
     }
   }
   Status done = reopen.empty() ? Status::Ok() : bgp_(reopen, false, "");
-  const double now = unix_now();
+  const double now = unix_seconds();
   std::lock_guard<std::mutex> lock(mu_);
   const std::string action = by == "operator" ? "undrain" : "restore";
   for (const DrainedCable& cable : part.plan.drained)
@@ -427,8 +426,24 @@ std::vector<Incident> Controller::incidents() const {
   return incidents_;
 }
 
+FabricHealth Controller::health() const {
+  FabricHealth out;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Drain& d : drains_)
+    for (const DrainedCable& c : d.plan.drained) out.cables[c.cable] = {"drained", "", d.incident};
+  for (const Incident& i : incidents_) {
+    if (i.closed_at != 0) continue;
+    const Health h{i.finding.network ? "fault" : "host", i.finding.fault, i.id};
+    for (uint32_t c : i.finding.cables)  // a fault on a drained cable is still a fault
+      if (out.cables[c].state != "fault") out.cables[c] = h;
+    if (plan_.find(i.finding.component) && out.devices[i.finding.component].state != "fault")
+      out.devices[i.finding.component] = h;
+  }
+  return out;
+}
+
 std::string Controller::incidents_json(bool all) const {
-  const double now = unix_now();
+  const double now = unix_seconds();
   nlohmann::json list = nlohmann::json::array();
   std::lock_guard<std::mutex> lock(mu_);
   for (const Incident& i : incidents_)

@@ -68,6 +68,18 @@ struct Incident {
   std::string heal;          // what it did, in words
 };
 
+// What the dashboard colours: per cable and per device, the open incident on it (a
+// network one before a host's) or the drain that holds it.
+struct Health {
+  std::string state;  // "fault" (an open network incident), "host" (a host problem), "drained"
+  std::string fault;  // the incident's class
+  int64_t incident = 0;
+};
+struct FabricHealth {
+  std::map<uint32_t, Health> cables;  // by the plan's cable id; absent: healthy
+  std::map<std::string, Health> devices;
+};
+
 struct HealAction {
   double at = 0;
   int64_t incident = 0;
@@ -92,6 +104,8 @@ class Controller {
   std::string actions_json() const;
   std::string status_json() const;
   std::vector<Incident> incidents() const;
+  FabricHealth health() const;
+  const FabricPlan& plan() const { return plan_; }
 
  private:
   Controller(testbed::Plan testbed, FabricPlan plan, const ControllerOptions& options);

@@ -61,7 +61,7 @@ HealPlan plan_heal(const FabricPlan& plan, const Finding& finding, const std::ve
       out.kept += (out.kept.empty() ? "" : "; ") + names.name(c.id) + " (" + c.a.device + "'s last uplink)";
       continue;
     }
-    DrainedCable cable{names.name(c.id), {}};
+    DrainedCable cable{c.id, names.name(c.id), {}};
     for (const BgpSession& s : {*lower, *upper})
       if (!contains(shut, s)) shut.push_back(s), cable.sessions.push_back(s);
     out.drained.push_back(std::move(cable));

@@ -41,6 +41,7 @@ struct RailAdvice {
 };
 
 struct DrainedCable {
+  uint32_t cable = 0;                // the plan's cable id
   std::string name;                  // "tor0:spine1 - spine1:tor0"
   std::vector<BgpSession> sessions;  // to shut: its two ends, less those shut already
 };

@@ -4,14 +4,15 @@
 
 namespace xm::ops {
 
-Result<std::unique_ptr<HttpServer>> HttpServer::bind(const std::string& listen, std::vector<HttpRoute> routes) {
+Result<std::unique_ptr<HttpServer>> HttpServer::bind(const std::string& listen, std::vector<HttpRoute> routes,
+                                                     size_t threads) {
   Result<SocketAddress> at = parse_socket_address(listen);
   if (!at) return Error{"--listen " + at.error().message};
 
   std::unique_ptr<HttpServer> s(new HttpServer);
   s->server_ = std::make_unique<httplib::Server>();
-  // Prometheus scrapes one connection at a time: two threads serve a scrape and a person.
-  s->server_->new_task_queue = [] { return new httplib::ThreadPool(2); };
+  s->server_->new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  s->server_->set_keep_alive_timeout(2);
   for (HttpRoute& r : routes) {
     const std::string path = r.path;  // (before the route moves into its handler)
     const bool post = r.post;

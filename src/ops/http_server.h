@@ -24,15 +24,18 @@ namespace xm::ops {
 struct HttpRoute {
   std::string path;  // "/metrics"
   std::string content_type;
-  // The body, from the query parameters; renders run on the server's two threads.
+  // The body, from the query parameters; renders run on the server's threads.
   std::function<std::string(const std::map<std::string, std::string>& params)> render;
   bool post = false;  // an action (POST), not a page (GET)
 };
 
 class HttpServer {
  public:
-  // `listen`: "ADDRESS:PORT"; port 0 picks a free one (port() says which).
-  static Result<std::unique_ptr<HttpServer>> bind(const std::string& listen, std::vector<HttpRoute> routes);
+  // `listen`: "ADDRESS:PORT"; port 0 picks a free one (port() says which). `threads`
+  // serve at once; an idle keep-alive connection holds one for at most 2 s, so a browser's
+  // handful of them, or a stray client, delays the others that long at worst.
+  static Result<std::unique_ptr<HttpServer>> bind(const std::string& listen, std::vector<HttpRoute> routes,
+                                                  size_t threads = 2);
   ~HttpServer();  // stops serving
 
   int port() const { return bound_.port; }

@@ -6,12 +6,43 @@
 #include <nlohmann/json.hpp>
 
 namespace xm::ops {
+namespace {
 
-const std::string& PromSample::label(const std::string& name) const {
+const std::string& label_of(const std::map<std::string, std::string>& labels, const std::string& name) {
   static const std::string kNone;
   auto it = labels.find(name);
   return it == labels.end() ? kNone : it->second;
 }
+
+// The `data` of Prometheus's answer to GET `path` with `params` (`promql` among them),
+// when it is a success whose result is of `type`.
+Result<nlohmann::json> answer(httplib::Client& client, const std::string& where, const std::string& path,
+                              const httplib::Params& params, const std::string& promql, const std::string& type) {
+  auto r = client.Get(path, params, httplib::Headers{});
+  if (!r) return Error{"prometheus at " + where + ": " + httplib::to_string(r.error())};
+  nlohmann::json j = nlohmann::json::parse(r->body, nullptr, false);
+  if (j.is_discarded() || !j.is_object())
+    return Error{"prometheus at " + where + ": HTTP " + std::to_string(r->status) + ", not JSON"};
+  if (j.value("status", "") != "success")
+    return Error{"prometheus at " + where + ": " + promql + ": " + j.value("error", "HTTP " + std::to_string(r->status))};
+  if (j["data"].value("resultType", "") != type) return Error{"prometheus: " + promql + ": not a " + type};
+  return std::move(j["data"]);
+}
+
+std::map<std::string, std::string> labels_of(const nlohmann::json& metric) {
+  std::map<std::string, std::string> out;
+  for (const auto& [k, v] : metric.items()) out[k] = v.get<std::string>();
+  return out;
+}
+
+double value_of(const nlohmann::json& point) {  // [ time, "value" ]; "NaN", "+Inf" too
+  return std::strtod(point[1].get<std::string>().c_str(), nullptr);
+}
+
+}  // namespace
+
+const std::string& PromSample::label(const std::string& name) const { return label_of(labels, name); }
+const std::string& PromSeries::label(const std::string& name) const { return label_of(labels, name); }
 
 PrometheusClient::PrometheusClient(const std::string& host, int port, double timeout_s)
     : client_(std::make_unique<httplib::Client>(host, port)), where_(host + ":" + std::to_string(port)) {
@@ -24,22 +55,25 @@ PrometheusClient::PrometheusClient(const std::string& host, int port, double tim
 PrometheusClient::~PrometheusClient() = default;
 
 Result<std::vector<PromSample>> PrometheusClient::query(const std::string& promql) {
-  auto r = client_->Get("/api/v1/query", httplib::Params{{"query", promql}}, httplib::Headers{});
-  if (!r) return Error{"prometheus at " + where_ + ": " + httplib::to_string(r.error())};
-  nlohmann::json j = nlohmann::json::parse(r->body, nullptr, false);
-  if (j.is_discarded() || !j.is_object())
-    return Error{"prometheus at " + where_ + ": HTTP " + std::to_string(r->status) + ", not JSON"};
-  if (j.value("status", "") != "success")
-    return Error{"prometheus at " + where_ + ": " + promql + ": " + j.value("error", "HTTP " + std::to_string(r->status))};
-  const nlohmann::json& data = j["data"];
-  if (data.value("resultType", "") != "vector") return Error{"prometheus: " + promql + ": not an instant vector"};
+  Result<nlohmann::json> data = answer(*client_, where_, "/api/v1/query", {{"query", promql}}, promql, "vector");
+  if (!data) return data.error();
   std::vector<PromSample> out;
-  out.reserve(data["result"].size());
-  for (const nlohmann::json& s : data["result"]) {
-    PromSample p;
-    for (const auto& [k, v] : s["metric"].items()) p.labels[k] = v.get<std::string>();
-    p.value = std::strtod(s["value"][1].get<std::string>().c_str(), nullptr);  // "NaN", "+Inf" too
-    out.push_back(std::move(p));
+  out.reserve((*data)["result"].size());
+  for (const nlohmann::json& s : (*data)["result"]) out.push_back({labels_of(s["metric"]), value_of(s["value"])});
+  return out;
+}
+
+Result<std::vector<PromSeries>> PrometheusClient::query_range(const std::string& promql, double start, double end,
+                                                              double step_s) {
+  const httplib::Params params{{"query", promql}, {"start", std::to_string(start)}, {"end", std::to_string(end)},
+                               {"step", std::to_string(step_s)}};
+  Result<nlohmann::json> data = answer(*client_, where_, "/api/v1/query_range", params, promql, "matrix");
+  if (!data) return data.error();
+  std::vector<PromSeries> out;
+  for (const nlohmann::json& s : (*data)["result"]) {
+    PromSeries series{labels_of(s["metric"]), {}};
+    for (const nlohmann::json& p : s["values"]) series.points.emplace_back(p[0].get<double>(), value_of(p));
+    out.push_back(std::move(series));
   }
   return out;
 }

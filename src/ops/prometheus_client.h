@@ -1,5 +1,5 @@
-// Reading Prometheus through its HTTP API (GET /api/v1/query): an instant PromQL query
-// and its vector result. The controller reads everything it knows this way, so a site
+// Reading Prometheus through its HTTP API: an instant PromQL query and its vector result
+// (GET /api/v1/query), a range query and its matrix (GET /api/v1/query_range). The controller reads everything it knows this way, so a site
 // that outgrows one Prometheus (federation, remote storage, Thanos) serves it unchanged.
 #pragma once
 
@@ -23,6 +23,13 @@ struct PromSample {
   const std::string& label(const std::string& name) const;  // "" when absent
 };
 
+struct PromSeries {
+  std::map<std::string, std::string> labels;
+  std::vector<std::pair<double, double>> points;  // (unix seconds, value), oldest first
+
+  const std::string& label(const std::string& name) const;  // "" when absent
+};
+
 class PrometheusClient {
  public:
   PrometheusClient(const std::string& host, int port, double timeout_s = 2);
@@ -33,6 +40,8 @@ class PrometheusClient {
   // The instant vector `promql` evaluates to now. A scalar or string result, an HTTP
   // error or Prometheus's own ("bad_data") is an error with its message.
   Result<std::vector<PromSample>> query(const std::string& promql);
+  // The range vector `promql` evaluates to at every `step_s` from `start` to `end` (unix seconds).
+  Result<std::vector<PromSeries>> query_range(const std::string& promql, double start, double end, double step_s);
 
  private:
   std::unique_ptr<httplib::Client> client_;

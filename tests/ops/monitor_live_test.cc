@@ -3,7 +3,8 @@
 // read back through Prometheus's HTTP API and `xm ops locate`: every agent is scraped, a
 // healthy fabric loses no probe and raises no incident, injected faults are named by
 // component and class, a cut cable shows as loss on exactly the flows through it and as
-// a carrier change on its NIC, and stopping the monitor stops every process it started.
+// a carrier change on its NIC, the dashboard draws an injected fault on its cable in a
+// real headless Chromium, and stopping the monitor stops every process it started.
 // Needs root.
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -11,7 +12,11 @@
 
 #include <chrono>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
 #include <thread>
 
 #include "common/shell.h"
@@ -235,6 +240,70 @@ TEST_F(MonitorLive, ACutCableLosesTheFlowsThroughItOnlyAndChangesCarrier) {
   shell::Outcome up = xm("testbed fault --name " + name_ + " --link h1/nic0 --up");
   ASSERT_EQ(up.exit_code, 0) << up.out;
   EXPECT_TRUE(eventually("sum(increase(xm_probe_lost_total[2s]))", [](double v) { return v == 0; }, 15));
+}
+
+// The dashboard in a real headless Chromium: it draws every device and cable of the plan,
+// the injected fault's cable in the fault colour and no other cable but those of open
+// incidents, the incident in its table and each rail's probe plots; and it screenshots.
+TEST_F(MonitorLive, TheDashboardShowsAnInjectedFaultOnItsCable) {
+  ASSERT_EQ(shell::run("command -v chromium", true).exit_code, 0) << "the dashboard test needs Debian's chromium";
+  ASSERT_EQ(xm("testbed fault --name " + name_ + " --link h3/nic0 --down").exit_code, 0);
+  json cut = located(name_, "tor0:h3-nic0", "port-down", 10);  // (--link shuts the ToR's end)
+  ASSERT_FALSE(cut.is_null()) << xm("ops locate --all --name " + name_).out;
+
+  std::ifstream port_file("/run/xm-testbed/" + name_ + "/monitor/controller.port");
+  int port = 0;
+  port_file >> port;
+  const std::string profile = "/tmp/xm-dashboard-test-" + std::to_string(::getpid());
+  const std::string png = profile + ".png";
+  // Virtual time stands still while the page's requests are out: 5 s of it are two
+  // refreshes, whatever the machine's load.
+  const std::string browser = "XDG_CACHE_HOME=" + profile + " timeout 120 chromium --headless --no-sandbox --disable-gpu --user-data-dir=" + profile +
+                              " --virtual-time-budget=5000 --window-size=1280,1000 ";
+  const std::string url = " http://127.0.0.1:" + std::to_string(port) + "/ 2>/dev/null";
+  shell::Outcome dom = shell::run(browser + "--dump-dom" + url, true);
+  shell::Outcome shot = shell::run(browser + "--screenshot=" + png + url, true);
+  ASSERT_EQ(xm("testbed fault --name " + name_ + " --link h3/nic0 --up").exit_code, 0);
+  ASSERT_EQ(dom.exit_code, 0) << dom.out;
+
+  const std::string& page = dom.out;
+  EXPECT_EQ(page.find(R"(data-rendered="0")"), std::string::npos) << "the page never rendered the controller's JSON";
+  std::map<std::string, std::string> cables, devices;  // name -> data-state
+  std::map<std::string, int64_t> incident_of;          // cable -> data-incident
+  const std::regex cable(R"re(data-cable="([^"]+)" data-state="([a-z]+)" data-incident="([0-9]+)")re");
+  const std::regex device(R"re(data-device="([^"]+)" data-state="([a-z]+)")re");
+  for (std::sregex_iterator m(page.begin(), page.end(), cable), end; m != end; ++m) {
+    cables[(*m)[1]] = (*m)[2];
+    incident_of[(*m)[1]] = std::stoll((*m)[3]);
+  }
+  for (std::sregex_iterator m(page.begin(), page.end(), device), end; m != end; ++m) devices[(*m)[1]] = (*m)[2];
+  EXPECT_EQ(devices.size(), 8u);  // 4 hosts, 2 ToRs, 2 spines
+  EXPECT_EQ(cables.size(), 12u);  // 8 host cables, 4 uplinks
+  EXPECT_EQ(cables["h3/nic0 - tor0:h3-nic0"], "fault");
+  EXPECT_EQ(incident_of["h3/nic0 - tor0:h3-nic0"], cut["id"].get<int64_t>());
+  // Every other cable drawn as anything but healthy is an open incident's (earlier tests' faults
+  // may still be open, for their clear-after time) or a drain's.
+  std::set<int64_t> open;
+  for (const json& i : open_incidents(name_)) open.insert(i["id"].get<int64_t>());
+  for (const auto& [name, state] : cables) {
+    if (state == "fault") {
+      EXPECT_TRUE(open.count(incident_of[name])) << name << " drawn with incident " << incident_of[name] << ", not open";
+    }
+    if (state != "ok") {
+      EXPECT_TRUE(state == "fault" || state == "drained") << name << ": " << state;
+    }
+  }
+  EXPECT_NE(page.find("<td>tor0:h3-nic0</td><td>port-down</td>"), std::string::npos);
+  EXPECT_NE(page.find(R"(data-rail="0")"), std::string::npos) << "no probe plot for rail 0";
+  EXPECT_NE(page.find(R"(data-rail="1")"), std::string::npos) << "no probe plot for rail 1";
+
+  EXPECT_EQ(shot.exit_code, 0) << shot.out;
+  std::ifstream image(png, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(image)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(bytes.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  EXPECT_GT(bytes.size(), 20000u);  // a drawn page, not a blank one
+  std::remove(png.c_str());
+  shell::run("rm -rf " + profile, true);
 }
 
 // Last: stopping the monitor leaves no agent and no Prometheus.
