@@ -125,12 +125,17 @@ TEST_F(MonitorLive, AHealthyFabricLosesNoProbe) {
   EXPECT_LT(rtt, 0.01);
 }
 
-// What the controller serves at `path`.
-std::string controller(const std::string& name, const std::string& path) {
+// The port `xm ops monitor` started testbed NAME's controller on.
+int controller_port(const std::string& name) {
   std::ifstream port_file("/run/xm-testbed/" + name + "/monitor/controller.port");
   int port = 0;
   port_file >> port;
-  httplib::Client c("127.0.0.1", port);
+  return port;
+}
+
+// What the controller serves at `path`.
+std::string controller(const std::string& name, const std::string& path) {
+  httplib::Client c("127.0.0.1", controller_port(name));
   auto r = c.Get(path);
   return r && r->status == 200 ? r->body : "";
 }
@@ -251,16 +256,13 @@ TEST_F(MonitorLive, TheDashboardShowsAnInjectedFaultOnItsCable) {
   json cut = located(name_, "tor0:h3-nic0", "port-down", 10);  // (--link shuts the ToR's end)
   ASSERT_FALSE(cut.is_null()) << xm("ops locate --all --name " + name_).out;
 
-  std::ifstream port_file("/run/xm-testbed/" + name_ + "/monitor/controller.port");
-  int port = 0;
-  port_file >> port;
   const std::string profile = "/tmp/xm-dashboard-test-" + std::to_string(::getpid());
   const std::string png = profile + ".png";
   // Virtual time stands still while the page's requests are out: 5 s of it are two
   // refreshes, whatever the machine's load.
   const std::string browser = "XDG_CACHE_HOME=" + profile + " timeout 120 chromium --headless --no-sandbox --disable-gpu --user-data-dir=" + profile +
                               " --virtual-time-budget=5000 --window-size=1280,1000 ";
-  const std::string url = " http://127.0.0.1:" + std::to_string(port) + "/ 2>/dev/null";
+  const std::string url = " http://127.0.0.1:" + std::to_string(controller_port(name_)) + "/ 2>/dev/null";
   shell::Outcome dom = shell::run(browser + "--dump-dom" + url, true);
   shell::Outcome shot = shell::run(browser + "--screenshot=" + png + url, true);
   ASSERT_EQ(xm("testbed fault --name " + name_ + " --link h3/nic0 --up").exit_code, 0);
