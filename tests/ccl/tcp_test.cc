@@ -231,5 +231,31 @@ TEST(TcpTransport, ARailAdvisedAgainstCarriesNoStripesUntilTheAdviceIsWithdrawn)
   std::remove(file.c_str());
 }
 
+// A rank that leaves with bytes unread on one rail resets that rail instead of ending it
+// (the kernel's rule for a close with unread data). Seen after the other rail's end of
+// stream, that is still the peer closing the connection, not every rail failing (CI saw
+// "every rail failed (rail 0: ; rail 1: recv: Connection reset by peer)").
+TEST(TcpTransport, APeerLeavingWithBytesUnreadClosedTheConnection) {
+  const std::string file = "/tmp/xccl-rail-advice-reset-" + std::to_string(::getpid());
+  std::ofstream(file) << "127.0.0.1\n";  // every frame goes on rail 1
+  RankPair pair("127.0.0.1,127.0.0.2");
+  pair.advice = file;
+  pair.connect();
+  ASSERT_FALSE(HasFatalFailure());
+  TcpLink& a = *pair.links0.at(1);
+  TcpLink& b = *pair.links1.at(0);
+  a.progress(), b.progress();  // the first health check reads the advice
+  ASSERT_TRUE(b.advised_against(0));
+  std::vector<std::byte> data(4096, std::byte{5});
+  for (size_t sent = 0; sent < data.size();) sent += b.send_some(data.data() + sent, data.size() - sent);
+  for (int i = 0; i < 100 && b.bytes_sent(1) < data.size(); ++i) b.progress();
+  ASSERT_EQ(b.bytes_sent(0), 0u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // in rank 0's socket, never read
+  pair.links0.clear();
+  for (int i = 0; i < 1000 && b.status().ok(); ++i) b.progress(), std::this_thread::sleep_for(std::chrono::microseconds(100));
+  EXPECT_NE(b.status().message().find("closed the connection"), std::string::npos) << b.status().message();
+  std::remove(file.c_str());
+}
+
 }  // namespace
 }  // namespace xm::ccl

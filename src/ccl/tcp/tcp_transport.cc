@@ -370,6 +370,12 @@ void TcpLink::rail_down(size_t rail, const std::string& why, bool tell_peer) {
   }
   log_rail(rail, std::string(was_up ? "down (" : "down again on probation (") + why + "); " + std::to_string(moved) +
                      " unacknowledged bytes go again on the other rails");
+  // A peer that leaves ends every rail, but a rail holding bytes it never read ends with a
+  // reset rather than an end of stream: lost after the others ended, it is the peer gone.
+  auto ended = [](const auto& r) { return r->fd && r->eof; };
+  if (std::any_of(rails_.begin(), rails_.end(), ended) &&
+      std::all_of(rails_.begin(), rails_.end(), [&](const auto& r) { return !r->fd || ended(r); }))
+    return void(peer_closed_ = true);
   int survivor = pick_rail();
   if (survivor < 0) {
     std::string tried;
