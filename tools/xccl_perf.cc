@@ -37,6 +37,7 @@ struct Options {
   double factor = 2;
   std::string increment = "0";
   int iters = 20, warmup = 5, check = 1, root = 0, np = 0, registered = 0;
+  int cycles = 1;  // sweeps, each printed (0: until stopped)
   long send_offset = -1, recv_offset = -1;  // bytes past a page boundary; -1: as allocated
   std::string op = "sum", type = "float";
 };
@@ -195,35 +196,37 @@ int run_rank(const Options& o, xcclComm_t comm) {
   double busbw_sum = 0;
   int rows = 0;
   long long wrong_total = 0;
-  for (size_t bytes = min; bytes <= max; bytes = step ? bytes + step : size_t(std::max<double>(bytes * o.factor, bytes + 1))) {
-    size_t total = bytes / es / (scaled ? ranks : 1) * (scaled ? ranks : 1);  // whole elements, whole blocks
-    size_t per_rank = scaled ? total / ranks : total;
-    size_t size = total * es;
-    CollectiveArgs a;
-    a.collective = c;
-    a.count = per_rank;
-    a.type = type;
-    a.op = op;
-    a.root = o.root;
-    a.ranks = ranks;
-    a.rank = rank;
-    Reference ref;
-    if (o.check > 0) ref = {check::make_input(a, rank), check::expected_output(a, rank)};
-    auto [t_out, w_out] = run_size(o, a, ref, send, recv, false, comm);
-    auto [t_in, w_in] = run_size(o, a, ref, send, recv, true, comm);
-    double f = bus_factor(c, ranks);
-    double alg_out = size / t_out / 1e9, alg_in = size / t_in / 1e9;
-    busbw_sum += alg_out * f + alg_in * f;
-    rows += 2;
-    wrong_total += w_out + w_in;
-    if (rank == 0) {
-      std::string root = c == Collective::kBroadcast || c == Collective::kReduce ? std::to_string(o.root) : "-1";
-      std::printf(" %11zu %12zu %8s %6s %6s %9.2f %7.2f %7.2f %6lld %9.2f %7.2f %7.2f %6lld\n", size, total,
-                  to_string(type), reducing ? to_string(op) : "none", root.c_str(), t_out * 1e6, alg_out, alg_out * f,
-                  o.check ? w_out : -1, t_in * 1e6, alg_in, alg_in * f, o.check ? w_in : -1);
-      std::fflush(stdout);
+  for (int cycle = 0; o.cycles == 0 || cycle < o.cycles; ++cycle) {
+    for (size_t bytes = min; bytes <= max; bytes = step ? bytes + step : size_t(std::max<double>(bytes * o.factor, bytes + 1))) {
+      size_t total = bytes / es / (scaled ? ranks : 1) * (scaled ? ranks : 1);  // whole elements, whole blocks
+      size_t per_rank = scaled ? total / ranks : total;
+      size_t size = total * es;
+      CollectiveArgs a;
+      a.collective = c;
+      a.count = per_rank;
+      a.type = type;
+      a.op = op;
+      a.root = o.root;
+      a.ranks = ranks;
+      a.rank = rank;
+      Reference ref;
+      if (o.check > 0) ref = {check::make_input(a, rank), check::expected_output(a, rank)};
+      auto [t_out, w_out] = run_size(o, a, ref, send, recv, false, comm);
+      auto [t_in, w_in] = run_size(o, a, ref, send, recv, true, comm);
+      double f = bus_factor(c, ranks);
+      double alg_out = size / t_out / 1e9, alg_in = size / t_in / 1e9;
+      busbw_sum += alg_out * f + alg_in * f;
+      rows += 2;
+      wrong_total += w_out + w_in;
+      if (rank == 0) {
+        std::string root = c == Collective::kBroadcast || c == Collective::kReduce ? std::to_string(o.root) : "-1";
+        std::printf(" %11zu %12zu %8s %6s %6s %9.2f %7.2f %7.2f %6lld %9.2f %7.2f %7.2f %6lld\n", size, total,
+                    to_string(type), reducing ? to_string(op) : "none", root.c_str(), t_out * 1e6, alg_out, alg_out * f,
+                    o.check ? w_out : -1, t_in * 1e6, alg_in, alg_in * f, o.check ? w_in : -1);
+        std::fflush(stdout);
+      }
+      if (bytes == max) break;
     }
-    if (bytes == max) break;
   }
   if (rank == 0) {
     std::printf("# Out of bounds values : %lld %s\n", wrong_total, wrong_total ? "FAILED" : "OK");
@@ -297,6 +300,8 @@ int main(int argc, char** argv) {
   app.add_option("-w,--warmup_iters", o.warmup, "untimed iterations first")->capture_default_str();
   app.add_option("-c,--check", o.check, "iterations whose results are checked exactly, before the timed ones (0: none)")
       ->capture_default_str();
+  app.add_option("-N,--run_cycles", o.cycles, "run and print the sweep this many times (0: until stopped)")
+      ->capture_default_str();
   app.add_option("-o,--op", o.op, "sum, prod, min, max, avg")->capture_default_str();
   app.add_option("-d,--datatype", o.type, "int8, uint8, int32, int64, half, bfloat16, float, double")->capture_default_str();
   app.add_option("-r,--root", o.root, "root of broadcast and reduce")->capture_default_str();
@@ -311,8 +316,8 @@ int main(int argc, char** argv) {
   try {  // validate before launching anything
     parse_collective(o.collective), parse_type(o.type), parse_op(o.op);
     if (parse_bytes(o.min_bytes) > parse_bytes(o.max_bytes)) throw CLI::ValidationError("-b", "is larger than -e");
-    if (o.iters < 1 || o.warmup < 0 || o.check < 0 || (o.factor <= 1 && o.increment == "0"))
-      throw CLI::ValidationError("-n/-w/-c/-f", "need -n >= 1, -w >= 0, -c >= 0 and -f > 1 (or -i)");
+    if (o.iters < 1 || o.warmup < 0 || o.check < 0 || o.cycles < 0 || (o.factor <= 1 && o.increment == "0"))
+      throw CLI::ValidationError("-n/-w/-c/-N/-f", "need -n >= 1, -w >= 0, -c >= 0, -N >= 0 and -f > 1 (or -i)");
   } catch (const CLI::Error& e) {
     return app.exit(e);
   }

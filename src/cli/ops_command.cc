@@ -234,6 +234,7 @@ void add_ops_commands(CLI::App& app, int& exit_code) {
   add_controller(*ops, exit_code);
   add_locate(*ops, exit_code);
   add_undrain(*ops, exit_code);
+  add_demo(*ops, exit_code);
 }
 
 }  // namespace xm::cli

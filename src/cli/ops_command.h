@@ -1,11 +1,14 @@
-// `xm ops ...`: plan, deploy, validate, agent, monitor, controller, locate.
+// `xm ops ...`: plan, deploy, validate, agent, monitor, controller, locate, undrain, demo.
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include <atomic>
 #include <iostream>
 #include <string>
+
+#include "util/result.h"
 
 namespace xm::cli {
 
@@ -34,5 +37,14 @@ void add_monitor(CLI::App& ops, int& exit_code);
 void add_controller(CLI::App& ops, int& exit_code);
 void add_locate(CLI::App& ops, int& exit_code);
 void add_undrain(CLI::App& ops, int& exit_code);
+// `xm ops demo` (ops_demo_command.cc).
+void add_demo(CLI::App& ops, int& exit_code);
+
+// The body of the controller's answer to GET (or POST) `path`, or why there is none; port
+// 0: the one `xm ops monitor` started for testbed `name`.
+Result<std::string> ask_controller(const std::string& name, int port, bool post, const std::string& path);
+// One incident of the controller's JSON as `xm ops locate` prints it: component, fault,
+// evidence and healing, in lines a network engineer acts on.
+std::string describe_incident(const nlohmann::json& incident);
 
 }  // namespace xm::cli

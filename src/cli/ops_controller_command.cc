@@ -27,7 +27,8 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 
-// The body of the controller's answer to GET (or POST) `path`, or why there is none.
+}  // namespace
+
 Result<std::string> ask_controller(const std::string& name, int port, bool post, const std::string& path) {
   if (port == 0) port = ops::read_port_file(ops::monitor_dir(name) + "/controller.port");
   if (port == 0) return Error{"no controller for testbed " + name + ": start `xm ops monitor --name " + name + "`"};
@@ -41,7 +42,15 @@ Result<std::string> ask_controller(const std::string& name, int port, bool post,
   return r->body;
 }
 
-}  // namespace
+std::string describe_incident(const nlohmann::json& i) {
+  std::string out = (i["closed_at"].is_null() ? "OPEN   " : "closed ") + i["component"].get<std::string>() + "  " +
+                    i["fault"].get<std::string>() + (i["network"].get<bool>() ? "" : " (host, not the network)") + "  for " +
+                    trimmed(i["seconds"].get<double>(), 3) + " s\n       " + i["evidence"].get<std::string>() + "\n";
+  if (!i.value("heal", "").empty())
+    out += "       healing, " + trimmed(i["healed_at"].get<double>() - i["opened_at"].get<double>(), 2) +
+           " s after it was located: " + i["heal"].get<std::string>() + "\n";
+  return out;
+}
 
 void add_controller(CLI::App& ops, int& exit_code) {
   struct Args {
@@ -139,15 +148,7 @@ void add_locate(CLI::App& ops, int& exit_code) {
     } else if (j["incidents"].empty()) {
       std::cout << "no incidents on testbed " << a->name << "\n";
     } else {
-      for (const auto& i : j["incidents"]) {
-        const bool is_open = i["closed_at"].is_null();
-        std::cout << (is_open ? "OPEN   " : "closed ") << i["component"].get<std::string>() << "  "
-                  << i["fault"].get<std::string>() << (i["network"].get<bool>() ? "" : " (host, not the network)") << "  for "
-                  << trimmed(i["seconds"].get<double>(), 3) << " s\n       " << i["evidence"].get<std::string>() << "\n";
-        if (!i.value("heal", "").empty())
-          std::cout << "       healing, " << trimmed(i["healed_at"].get<double>() - i["opened_at"].get<double>(), 2)
-                    << " s after it was located: " << i["heal"].get<std::string>() << "\n";
-      }
+      for (const auto& i : j["incidents"]) std::cout << describe_incident(i);
     }
     exit_code = open > 0 ? 1 : 0;
   });

@@ -79,9 +79,9 @@ void write_all(int fd, const std::string& s) {
   }
 }
 
-// Reads what is available on rank r's stream k and writes its complete lines, prefixed.
-// At end of file the last line is written even without a newline, and the fd closed.
-void forward(Rank& r, int k) {
+// Reads what is available on rank r's stream k and writes its complete lines, prefixed,
+// to `to`. At end of file the last line is written even without a newline, and the fd closed.
+void forward(Rank& r, int k, int to) {
   char buf[8192];
   ssize_t n = ::read(r.fd[k], buf, sizeof buf);
   if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
@@ -100,10 +100,10 @@ void forward(Rank& r, int k) {
     ::close(r.fd[k]);
     r.fd[k] = -1;
   }
-  write_all(k == 0 ? 1 : 2, out);
+  write_all(to, out);
 }
 
-void say(const std::string& message) { write_all(2, "xm testbed run: " + message + "\n"); }
+void say(int to, const std::string& message) { write_all(to, "xm testbed run: " + message + "\n"); }
 
 // fork + exec of one rank; the child gets its own process group.
 Status start_rank(Rank& r, const std::string& netns, const RunOptions& options, const Env& env) {
@@ -125,8 +125,9 @@ Status start_rank(Rank& r, const std::string& netns, const RunOptions& options, 
   for (std::string& v : vars) envp.push_back(v.data());
   envp.push_back(nullptr);
 
+  const bool prefix = options.prefix || !options.output.empty();
   int pipes[2][2] = {{-1, -1}, {-1, -1}};
-  if (options.prefix)
+  if (prefix)
     for (auto& p : pipes)
       if (::pipe2(p, O_CLOEXEC) != 0) return Error{std::string("pipe: ") + std::strerror(errno)};
   pid_t pid = ::fork();
@@ -134,7 +135,7 @@ Status start_rank(Rank& r, const std::string& netns, const RunOptions& options, 
   if (pid == 0) {
     ::setpgid(0, 0);
     ::signal(SIGPIPE, SIG_DFL);  // ignored in the launcher only
-    if (options.prefix) {
+    if (prefix) {
       ::dup2(pipes[0][1], 1);
       ::dup2(pipes[1][1], 2);
     }
@@ -146,7 +147,7 @@ Status start_rank(Rank& r, const std::string& netns, const RunOptions& options, 
   ::setpgid(pid, pid);  // also here, so that a kill right after start reaches the group
   r.pid = pid;
   r.running = true;
-  if (options.prefix) {
+  if (prefix) {
     for (int k = 0; k < 2; ++k) {
       ::close(pipes[k][1]);
       r.fd[k] = pipes[k][0];
@@ -238,6 +239,19 @@ Result<int> run_job(const Plan& plan, const RunOptions& options) {
   const char* given = std::getenv("XCCL_SECRET");
   std::string secret = given && *given ? given : new_secret();
 
+  int sink[2] = {1, 2};  // where the ranks' stdout and stderr, and what the launcher says, go
+  if (!options.output.empty()) {
+    int fd = ::open(options.output.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return Error{options.output + ": " + std::strerror(errno)};
+    sink[0] = sink[1] = fd;
+  }
+  struct CloseSink {
+    int fd;
+    ~CloseSink() {
+      if (fd > 2) ::close(fd);
+    }
+  } close_sink{sink[0]};
+
   StopSignals signals;
   std::vector<Rank> ranks;
   uint32_t k = options.ranks_per_host;
@@ -257,8 +271,8 @@ Result<int> run_job(const Plan& plan, const RunOptions& options) {
     if (stopping) return;
     stopping = true;
     result = status;
-    if (running > 0) say(why + "; stopping " + which + std::to_string(running) + " rank(s)");
-    else say(why);
+    if (running > 0) say(sink[1], why + "; stopping " + which + std::to_string(running) + " rank(s)");
+    else say(sink[1], why);
     for (Rank& r : ranks)
       if (r.running) ::kill(-r.pid, SIGTERM);
     kill_at = Clock::now() + std::chrono::seconds(2);
@@ -285,7 +299,7 @@ Result<int> run_job(const Plan& plan, const RunOptions& options) {
     if (!fds.empty()) {
       int n = ::poll(fds.data(), fds.size(), 50);
       for (size_t i = 0; n > 0 && i < fds.size(); ++i)
-        if (fds[i].revents) forward(*owners[i].first, owners[i].second);
+        if (fds[i].revents) forward(*owners[i].first, owners[i].second, sink[owners[i].second]);
     } else {
       ::usleep(20000);
     }
@@ -312,15 +326,17 @@ Result<int> run_job(const Plan& plan, const RunOptions& options) {
           while (r.fd[s] >= 0) {
             pollfd p{r.fd[s], POLLIN, 0};
             if (::poll(&p, 1, 0) <= 0) {
-              if (!r.partial[s].empty()) write_all(s == 0 ? 1 : 2, "[rank " + std::to_string(r.rank) + "] " + r.partial[s] + "\n");
+              if (!r.partial[s].empty()) write_all(sink[s], "[rank " + std::to_string(r.rank) + "] " + r.partial[s] + "\n");
               ::close(r.fd[s]);
               r.fd[s] = -1;
             } else {
-              forward(r, s);
+              forward(r, s, sink[s]);
             }
           }
       break;
     }
+    if (!stopping && options.stop && options.stop->load())
+      stop_all(0, "stopped: the job has run long enough");
     if (!stopping && g_interrupted)
       stop_all(128 + g_interrupted, "interrupted by signal " + std::to_string(g_interrupted));
     if (!stopping && options.timeout_s > 0 && Clock::now() >= deadline)

@@ -2,6 +2,7 @@
 // with the environment torchrun and xccl expect.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -23,6 +24,8 @@ struct RunOptions {
   RailMode rails = RailMode::kAll;
   double timeout_s = 0;  // 0: none
   bool prefix = false;   // "[rank N] " before every line of output
+  std::string output;    // append the output, prefixed, and the launcher's messages to this file instead of stdout, stderr
+  const std::atomic<bool>* stop = nullptr;  // once true, the ranks are stopped and the job's status is 0
   std::vector<std::string> command;
 };
 
