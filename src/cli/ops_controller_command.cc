@@ -73,12 +73,16 @@ void add_controller(CLI::App& ops, int& exit_code) {
                   "seconds a drained component's incident stays closed before it is restored (doubling per recurrence "
                   "within the hour)")
       ->capture_default_str();
+  cmd->add_option("--stale-after", a->options.stale_after_s,
+                  "seconds without a complete evaluation before its incidents are called stale (`xm ops locate` exits 2)")
+      ->capture_default_str();
   cmd->add_flag("!--no-heal", a->options.heal, "locate only: drain nothing, advise no rail");
   cmd->callback([a, &exit_code] {
     auto fail = failure_reporter("controller", exit_code);
     if (!testbed::is_root()) return fail(testbed::root_required().message, 1);
-    if (!(a->options.window_s >= 2) || !(a->options.clear_after_s > 0) || !(a->options.restore_after_s >= 0))
-      return fail("--window must be at least 2 seconds, --clear-after > 0, --restore-after >= 0", 2);
+    if (!(a->options.window_s >= 2) || !(a->options.clear_after_s > 0) || !(a->options.restore_after_s >= 0) ||
+        !(a->options.stale_after_s > a->options.tick_s))
+      return fail("--window must be at least 2 seconds, --clear-after > 0, --restore-after >= 0, --stale-after > 1", 2);
     Result<testbed::Plan> tb = testbed::load_state(a->name);
     if (!tb) return fail(tb.error().message, 2);
     Result<ops::FabricPlan> plan = ops::load_plan_dir(testbed::plan_dir(a->name));
@@ -130,7 +134,8 @@ void add_locate(CLI::App& ops, int& exit_code) {
   };
   auto a = std::make_shared<Args>();
   CLI::App* cmd = ops.add_subcommand(
-      "locate", "the controller's open incidents: which component, what fault, the evidence (exit 1 when any is open)");
+      "locate", "the controller's open incidents: which component, what fault, the evidence (exit 1 when any is open, 2 "
+                "when the controller has stopped evaluating and they are stale)");
   cmd->add_option("--name", a->name, "testbed name")->capture_default_str();
   cmd->add_option("--port", a->port, "the controller's port on 127.0.0.1 (default: the one `xm ops monitor` started)");
   cmd->add_flag("--json", a->json, "the controller's JSON as it is");
@@ -151,6 +156,9 @@ void add_locate(CLI::App& ops, int& exit_code) {
       for (const auto& i : j["incidents"]) std::cout << describe_incident(i);
     }
     exit_code = open > 0 ? 1 : 0;
+    // Stale incidents are no answer: an empty list would read as a healthy fabric.
+    if (const std::string stale = j.value("stale", ""); !stale.empty())
+      fail("the controller's incidents are stale, not the fabric's state now: " + stale, 2);
   });
 }
 

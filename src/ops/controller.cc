@@ -40,6 +40,7 @@ Controller::Controller(testbed::Plan testbed, FabricPlan plan, const ControllerO
       options_(options),
       prometheus_("127.0.0.1", options.prometheus_port),
       bgp_(testbed_bgp(testbed_)) {
+  started_unix_ = unix_seconds();
   // The rate each cable should run at: what the testbed shaped it to when it came up.
   CableIndex cables(plan_);
   for (const testbed::HostPlan& h : testbed_.hosts)
@@ -176,6 +177,7 @@ Status Controller::evaluate() {
   std::lock_guard<std::mutex> lock(mu_);
   flows_seen_ = flows_.size(), paths_complete_ = complete;  // for status_json's threads
   ++evaluations_;
+  if (result) evaluated_at_ = unix_seconds();
   last_error_ = result ? "" : result.message();
   last_evaluation_s_ = std::chrono::duration<double>(Clock::now() - started).count();
   return result;
@@ -448,7 +450,7 @@ std::string Controller::incidents_json(bool all) const {
   std::lock_guard<std::mutex> lock(mu_);
   for (const Incident& i : incidents_)
     if (all || i.closed_at == 0 || now - i.closed_at < 600) list.push_back(to_json(i, now));
-  return nlohmann::json{{"testbed", testbed_.name}, {"now", now}, {"incidents", list}}.dump(1) + "\n";
+  return nlohmann::json{{"testbed", testbed_.name}, {"now", now}, {"stale", staleness(now)}, {"incidents", list}}.dump(1) + "\n";
 }
 
 std::string Controller::actions_json() const {
@@ -463,9 +465,19 @@ std::string Controller::actions_json() const {
   return nlohmann::json{{"testbed", testbed_.name}, {"drained", drained}, {"actions", list}}.dump(1) + "\n";
 }
 
+std::string Controller::staleness(double now) const {
+  const double since = evaluated_at_ > 0 ? evaluated_at_ : started_unix_;
+  if (now - since <= options_.stale_after_s) return "";
+  return std::string(evaluated_at_ > 0 ? "no complete evaluation for " : "no complete evaluation since the start, ") +
+         std::to_string(std::lround(now - since)) + " s" + (last_error_.empty() ? " (one is still running)" : " (last error: " + last_error_ + ")");
+}
+
 std::string Controller::status_json() const {
+  const double now = unix_seconds();
   std::lock_guard<std::mutex> lock(mu_);
   return nlohmann::json{{"testbed", testbed_.name},
+                        {"stale", staleness(now)},
+                        {"evaluated_at", evaluated_at_ > 0 ? nlohmann::json(evaluated_at_) : nlohmann::json(nullptr)},
                         {"evaluations", evaluations_},
                         {"flows", flows_seen_},
                         {"paths_traced", paths_complete_},

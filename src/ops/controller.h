@@ -57,6 +57,10 @@ struct ControllerOptions {
   // no probes and its class is fixed. The wait ends sooner when it sharpens.
   double sharpen_s = 0.8;
   std::string rail_advice;  // the file xccl reads (XCCL_RAIL_ADVICE); empty: none
+  // Seconds without a complete evaluation (Prometheus unreachable, an evaluation stuck)
+  // after which the controller calls its own incidents stale: "no incident" is then not
+  // "a healthy fabric", and `xm ops locate` says so instead of reporting all clear.
+  double stale_after_s = 10;
 };
 
 struct Incident {
@@ -159,6 +163,10 @@ class Controller {
   size_t flows_seen_ = 0, paths_complete_ = 0;
   std::string last_error_;
   double last_evaluation_s_ = 0;
+  double started_unix_ = 0, evaluated_at_ = 0;  // unix seconds: start, the last complete evaluation
+
+  // Why the incidents cannot be trusted now ("" when they can). Under mu_.
+  std::string staleness(double now) const;
 };
 
 }  // namespace xm::ops
