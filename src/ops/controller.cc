@@ -194,76 +194,7 @@ void Controller::settle(const std::vector<uint32_t>& cables) {
 
 void Controller::update(const std::vector<Finding>& findings, double now) {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const Finding& f : findings) {
-    // One incident per component: as evidence accumulates its class may sharpen (the
-    // first seconds of a black hole look like loss), and the incident follows.
-    // So is one fault seen on one cable first one way, then another (the probes' losses
-    // before the counters' NIC down; a port down, then no carrier as it comes back).
-    auto open = std::find_if(incidents_.begin(), incidents_.end(), [&](const Incident& i) {
-      const bool same_cable = i.finding.cables.size() == 1 && i.finding.cables == f.cables;
-      return i.closed_at == 0 && (i.finding.component == f.component || same_cable);
-    });
-    // A cable of a switch that is down, seen without carrier as the switch comes back: the
-    // switch's incident still.
-    if (open == incidents_.end())
-      open = std::find_if(incidents_.begin(), incidents_.end(), [&](const Incident& i) {
-        return i.closed_at == 0 && i.finding.cables.size() > 1 && !f.cables.empty() &&
-               std::all_of(f.cables.begin(), f.cables.end(), [&](uint32_t c) {
-                 return std::find(i.finding.cables.begin(), i.finding.cables.end(), c) != i.finding.cables.end();
-               });
-      });
-    if (open != incidents_.end() && open->finding.component != f.component && open->finding.cables.size() > 1) {
-      open->last_seen = now;
-      continue;
-    }
-    if (open != incidents_.end()) {
-      if (open->last_seen == now && open->finding.fault != f.fault) continue;  // two classes at once: the first stands
-      // A black hole fading from the window after its repair reads as loss: it stays one.
-      if (open->finding.fault == "blackhole" && f.fault == "loss") {
-        open->last_seen = now;
-        continue;
-      }
-      open->last_seen = now, open->finding = f;
-      if (log_) (void)log_->updated(open->id, f.fault, f.evidence, f.component);
-      continue;
-    }
-    // A switch (or host) found down after some of its cables were, one scrape earlier:
-    // those incidents were this one seen in part, and go into it.
-    if (f.cables.size() > 1) {
-      auto part = [&](const Incident& i) {
-        return i.closed_at == 0 && !i.finding.cables.empty() &&
-               std::all_of(i.finding.cables.begin(), i.finding.cables.end(), [&](uint32_t c) {
-                 return std::find(f.cables.begin(), f.cables.end(), c) != f.cables.end();
-               });
-      };
-      auto first = std::find_if(incidents_.begin(), incidents_.end(), part);
-      if (first != incidents_.end()) {
-        first->last_seen = now, first->finding = f;
-        if (log_) (void)log_->updated(first->id, f.fault, f.evidence, f.component);
-        for (auto it = std::next(first); it != incidents_.end();)
-          if (part(*it)) {
-            if (log_) (void)log_->removed(it->id);
-            it = incidents_.erase(it);
-          } else {
-            ++it;
-          }
-        continue;
-      }
-    }
-    Incident i;
-    i.opened_at = i.last_seen = now, i.finding = f;
-    if (log_) {
-      Result<int64_t> id = log_->opened(IncidentRow{0, now, 0, f.component, f.fault, f.evidence, f.network});
-      i.id = id ? *id : 0;
-    }
-    if (i.id == 0) i.id = int64_t(incidents_.size()) + 1;
-    incidents_.push_back(std::move(i));
-  }
-  for (Incident& i : incidents_)
-    if (i.closed_at == 0 && now - i.last_seen >= options_.clear_after_s) {
-      i.closed_at = now;
-      if (log_) (void)log_->closed(i.id, now);
-    }
+  track(incidents_, findings, now, options_.clear_after_s, log_.get());
 }
 
 void Controller::heal(double now) {

@@ -30,6 +30,7 @@
 
 #include "ops/fabric_plan.h"
 #include "ops/heal.h"
+#include "ops/incidents.h"
 #include "ops/inventory.h"
 #include "ops/localize.h"
 #include "ops/prometheus_client.h"
@@ -61,15 +62,6 @@ struct ControllerOptions {
   // after which the controller calls its own incidents stale: "no incident" is then not
   // "a healthy fabric", and `xm ops locate` says so instead of reporting all clear.
   double stale_after_s = 10;
-};
-
-struct Incident {
-  int64_t id = 0;
-  double opened_at = 0, last_seen = 0, closed_at = 0;  // unix seconds; closed 0: open
-  Finding finding;
-  std::string healed_fault;  // the class healing last acted on
-  double healed_at = 0;      // when it first drained or advised; 0: not yet
-  std::string heal;          // what it did, in words
 };
 
 // What the dashboard colours: per cable and per device, the open incident on it (a

@@ -271,7 +271,12 @@ TEST_F(MonitorLive, TheDashboardShowsAnInjectedFaultOnItsCable) {
   const std::string browser = "XDG_CACHE_HOME=" + profile + " timeout 120 chromium --headless --no-sandbox --disable-gpu --user-data-dir=" + profile +
                               " --virtual-time-budget=5000 --window-size=1280,1000 ";
   const std::string url = " http://127.0.0.1:" + std::to_string(controller_port(name_)) + "/ 2>/dev/null";
+  // The incidents open around the page's drawing: one of an earlier test may close while
+  // Chromium runs (15 s after it was last seen), none drawn can open and close within it.
+  std::set<int64_t> open;
+  for (const json& i : open_incidents(name_)) open.insert(i["id"].get<int64_t>());
   shell::Outcome dom = shell::run(browser + "--dump-dom" + url, true);
+  for (const json& i : open_incidents(name_)) open.insert(i["id"].get<int64_t>());
   shell::Outcome shot = shell::run(browser + "--screenshot=" + png + url, true);
   ASSERT_EQ(xm("testbed fault --name " + name_ + " --link h3/nic0 --up").exit_code, 0);
   ASSERT_EQ(dom.exit_code, 0) << dom.out;
@@ -293,8 +298,6 @@ TEST_F(MonitorLive, TheDashboardShowsAnInjectedFaultOnItsCable) {
   EXPECT_EQ(incident_of["h3/nic0 - tor0:h3-nic0"], cut["id"].get<int64_t>());
   // Every other cable drawn as anything but healthy is an open incident's (earlier tests' faults
   // may still be open, for their clear-after time) or a drain's.
-  std::set<int64_t> open;
-  for (const json& i : open_incidents(name_)) open.insert(i["id"].get<int64_t>());
   for (const auto& [name, state] : cables) {
     if (state == "fault") {
       EXPECT_TRUE(open.count(incident_of[name])) << name << " drawn with incident " << incident_of[name] << ", not open";
