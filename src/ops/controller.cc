@@ -63,6 +63,7 @@ Result<std::unique_ptr<Controller>> Controller::open(testbed::Plan testbed, Fabr
 }
 
 Status Controller::trace() {
+  const auto started = Clock::now();
   Result<std::vector<ProbePath>> p = trace_probe_paths(plan_, flows_, options_.probe_port, testbed_route_lookup(testbed_));
   if (!p) return Error{"tracing probe paths: " + p.error().message};
   // A probe lost while routing moved its flow is no evidence about either path: flows
@@ -73,6 +74,7 @@ Status Controller::trace() {
     if ((*p)[i].request != paths_[i].request || (*p)[i].reply != paths_[i].reply) settled_at_[i] = now;
   paths_ = std::move(p).value();
   traced_at_ = Clock::now();
+  trace_s_ = std::chrono::duration<double>(traced_at_ - started).count();
   return Status::Ok();
 }
 
@@ -170,7 +172,9 @@ Status Controller::evaluate() {
   if (result) {
     const double now = unix_seconds();
     update(findings, now);
+    const auto healing = Clock::now();
     heal(now);
+    heal_s_ = std::chrono::duration<double>(Clock::now() - healing).count();
   }
   size_t complete = 0;
   for (const ProbePath& p : paths_) complete += p.complete ? 1 : 0;
@@ -180,6 +184,8 @@ Status Controller::evaluate() {
   if (result) evaluated_at_ = unix_seconds();
   last_error_ = result ? "" : result.message();
   last_evaluation_s_ = std::chrono::duration<double>(Clock::now() - started).count();
+  slowest_evaluation_s_ = std::max(slowest_evaluation_s_, last_evaluation_s_);
+  last_trace_s_ = trace_s_, last_heal_s_ = heal_s_;
   return result;
 }
 
@@ -413,6 +419,9 @@ std::string Controller::status_json() const {
                         {"flows", flows_seen_},
                         {"paths_traced", paths_complete_},
                         {"last_evaluation_seconds", last_evaluation_s_},
+                        {"slowest_evaluation_seconds", slowest_evaluation_s_},
+                        {"last_trace_seconds", last_trace_s_},  // the last tracing of the probes' paths
+                        {"last_heal_seconds", last_heal_s_},
                         {"last_error", last_error_}}
              .dump(1) + "\n";
 }

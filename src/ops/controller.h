@@ -142,6 +142,7 @@ class Controller {
   std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
   std::map<uint32_t, double> planned_bps_;
   std::vector<double> settled_at_;  // by flow: when its path last crossed a cable the counters named
+  double trace_s_ = 0, heal_s_ = 0;   // how long the last tracing and healing took
 
   std::mutex heal_mu_;     // one healing at a time: the evaluations' and an operator's
   mutable std::mutex mu_;  // guards what follows
@@ -154,7 +155,7 @@ class Controller {
   uint64_t evaluations_ = 0;
   size_t flows_seen_ = 0, paths_complete_ = 0;
   std::string last_error_;
-  double last_evaluation_s_ = 0;
+  double last_evaluation_s_ = 0, slowest_evaluation_s_ = 0, last_trace_s_ = 0, last_heal_s_ = 0;
   double started_unix_ = 0, evaluated_at_ = 0;  // unix seconds: start, the last complete evaluation
 
   // Why the incidents cannot be trusted now ("" when they can). Under mu_.

@@ -2,10 +2,6 @@
 
 #include <algorithm>
 #include <future>
-#include <nlohmann/json.hpp>
-#include <sstream>
-
-#include "testbed/system.h"
 
 namespace xm::ops {
 
@@ -153,44 +149,11 @@ Result<std::vector<ProbePath>> trace_probe_paths(const FabricPlan& plan, const s
   return paths;
 }
 
-namespace {
-
-std::string route_get(const RouteQuery& q) {
-  return "route get " + to_string(q.dst) + " from " + to_string(q.src) + " iif " + q.in_port + " ipproto udp sport " +
-         std::to_string(q.sport) + " dport " + std::to_string(q.dport);
-}
-
-// The out port of each `ip -j route get` answer, one JSON array a line.
-std::vector<std::string> out_ports(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_array() && !j.empty() && j[0].is_object()) out.push_back(j[0].value("dev", ""));
-  }
-  return out;
-}
-
-}  // namespace
-
 RouteLookup testbed_route_lookup(const testbed::Plan& plan) {
   return [&plan](const std::string& device, const std::vector<RouteQuery>& queries) -> Result<std::vector<std::string>> {
-    const std::string netns = plan.netns_of(device);
-    std::string batch;
-    for (const RouteQuery& q : queries) batch += route_get(q) + "\n";
-    Result<std::string> all = testbed::run_command({"ip", "-n", netns, "-j", "-batch", "-"}, batch);
-    if (all) {
-      std::vector<std::string> ports = out_ports(*all);
-      if (ports.size() == queries.size()) return ports;
-    }
-    // A query failed (an interface gone, no route) and ip stopped there: one at a time.
-    std::vector<std::string> ports;
-    for (const RouteQuery& q : queries) {
-      Result<std::string> one = testbed::run_command({"ip", "-n", netns, "-j", "-batch", "-"}, route_get(q) + "\n");
-      std::vector<std::string> p = one ? out_ports(*one) : std::vector<std::string>{};
-      ports.push_back(p.empty() ? "" : p[0]);
-    }
-    return ports;
+    Result<RouteAsker> asker = RouteAsker::open(plan.netns_of(device));
+    if (!asker) return asker.error();
+    return asker->ask(queries);
   };
 }
 

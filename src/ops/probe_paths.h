@@ -2,8 +2,9 @@
 // reply back, hop by hop over the plan's cables. A rail pair stays under its ToR; a
 // cross-rail probe goes up through a spine the ToR's ECMP hash picks for its 5-tuple,
 // so at every switch the path asks the switch which port it forwards that 5-tuple out
-// of (on Linux `ip route get DST from SRC iif IN ipproto udp sport S dport D`, the
-// multipath hash the forwarding path uses; a switch ASIC's hash calculator elsewhere).
+// of (on Linux what `ip route get DST from SRC iif IN ipproto udp sport S dport D` asks,
+// route_query.h: the multipath hash the forwarding path uses; a switch ASIC's hash
+// calculator elsewhere).
 // Paths change when routing does: the controller traces them again every few seconds.
 #pragma once
 
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "ops/fabric_plan.h"
+#include "ops/route_query.h"
 #include "testbed/plan.h"
 #include "util/result.h"
 
@@ -40,11 +42,6 @@ struct ProbePath {
 
 // What a switch forwards a packet out of: for each query, the port name ("" when it has
 // no route). Asked once per switch per hop.
-struct RouteQuery {
-  Ipv4 src, dst;
-  std::string in_port;  // the interface the packet arrives on (a ToR's bridge, for its hosts)
-  uint16_t sport = 0, dport = 0;
-};
 using RouteLookup =
     std::function<Result<std::vector<std::string>>(const std::string& device, const std::vector<RouteQuery>& queries)>;
 
@@ -70,7 +67,7 @@ class CableIndex {
 Result<std::vector<ProbePath>> trace_probe_paths(const FabricPlan& plan, const std::vector<ProbeFlow>& flows,
                                                  uint16_t probe_port, const RouteLookup& lookup);
 
-// Asks the testbed's switches (`ip -n NETNS -batch -`, one per switch and hop).
+// Asks the testbed's switches' kernels (route_query.h: one netlink socket per switch and hop).
 RouteLookup testbed_route_lookup(const testbed::Plan& plan);
 
 // "h3/nic1" for a host port, "tor1:spine0" for a switch port.
