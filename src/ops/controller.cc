@@ -149,6 +149,19 @@ Status Controller::evaluate() {
   const auto started = Clock::now();
   std::vector<Finding> findings;
   Status result = Status::Ok();
+  // Routing this controller changed since the last evaluation (a drain, a restore, an
+  // operator's undrain): while it converges, the 5-tuples it moves lose probes, which is
+  // no evidence of a fault (seen: a restore's losses blamed as a black hole on the cable
+  // its flows left).
+  std::vector<uint32_t> rerouted;
+  bool restored = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    rerouted.swap(rerouted_);
+    std::swap(restored, restored_);
+  }
+  settle(rerouted);
+  if (restored) traced_at_ = {};  // the restored cables carry flows again: trace now
   // Windows reach back no further than the controller's start: probes lost before it
   // (agents starting one after another, a fault being set up) are none of its business.
   const double up_s = std::max(2.0, std::chrono::duration<double>(started - started_at_).count());
@@ -189,7 +202,23 @@ Status Controller::evaluate() {
   return result;
 }
 
+void Controller::reroute(const HealPlan& plan, bool restoring) {
+  // A session shut or reopened moves the 5-tuples that crossed the cable, or will, and
+  // only those can be caught mid-move: they all cross one of the uplinks, at the cable's
+  // tier, of the device at its lower end (every ECMP choice the change alters is one of
+  // them). A drained cable's own flows stay evidence: losses reported in the seconds
+  // after its drain are what sharpens its class (a black hole's first second looks like
+  // loss), until the next trace moves them off it.
+  restored_ = restored_ || restoring;
+  for (const DrainedCable& d : plan.drained) {
+    const Cable& drained = plan_.cables[d.cable];
+    for (const Cable& c : plan_.cables)
+      if (c.tier == drained.tier && c.a.device == drained.a.device && (restoring || c.id != drained.id)) rerouted_.push_back(c.id);
+  }
+}
+
 void Controller::settle(const std::vector<uint32_t>& cables) {
+  if (cables.empty()) return;
   const double now = unix_seconds();
   settled_at_.resize(flows_.size(), 0);
   for (size_t i = 0; i < paths_.size() && i < flows_.size(); ++i)
@@ -259,6 +288,7 @@ void Controller::heal(double now) {
       record({now, t.incident, "keep", t.component, "controller", "not drained: " + t.plan.kept, true});
       words += (words.empty() ? "" : "; ") + std::string("not drained: ") + t.plan.kept;
     }
+    if (done) reroute(t.plan, false);
     if (done && !t.plan.empty()) {
       std::vector<double>& before = drained_at_[t.component];
       std::erase_if(before, [&](double at) { return now - at > 3600; });
@@ -296,6 +326,7 @@ void Controller::restore(const Drain& part, const std::string& by, const std::st
     record({now, part.incident, action, cable.name, by, reason + (done ? "" : ": " + done.message()), bool(done)});
   for (const RailAdvice& r : part.plan.avoid) record({now, part.incident, action, r.nic, by, reason, true});
   if (!done) return;  // still drained: tried again at the next evaluation
+  reroute(part.plan, true);
   // What was restored leaves its drain, and an empty drain goes.
   for (Drain& d : drains_) {
     if (d.id != part.id) continue;

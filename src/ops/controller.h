@@ -113,6 +113,9 @@ class Controller {
   void update(const std::vector<Finding>& findings, double now);
   // Marks the flows whose paths cross `cables` settled from now.
   void settle(const std::vector<uint32_t>& cables);
+  // Notes the cables whose flows `plan`'s sessions move as they are shut or reopened
+  // (`restoring`), for the next evaluation to settle (under mu_).
+  void reroute(const HealPlan& plan, bool restoring);
   // Drains or advises for incidents that need it, restores drains whose time is up.
   void heal(double now);
 
@@ -149,6 +152,8 @@ class Controller {
   std::vector<Incident> incidents_;
   std::vector<Drain> drains_;
   std::vector<HealAction> actions_;
+  std::vector<uint32_t> rerouted_;  // cables whose routing healing changed; see evaluate()
+  bool restored_ = false;            // ... by reopening sessions
   std::map<std::string, std::vector<double>> drained_at_;  // by component: when, for the doubling
   uint64_t next_drain_ = 1;
   BgpControl bgp_;
