@@ -9,8 +9,8 @@ cable, a switch port down, a NIC down, a switch down, a wrong MTU. Each round in
 polls `xm ops locate --json` until the right incident (component and class) is open, undoes
 the fault, waits until every incident has closed and undrains what healing drained. Prints
 Markdown: per class the injections, how many were located right, exactly, median and
-slowest time from the start of the injection command; and precision (right incidents over every network incident the
-controller opened) and recall. Needs root, FRR, lldpd and Prometheus.
+slowest time from the start of the injection command; and precision (right incidents over
+every network incident the controller opened) and recall. Needs root, FRR, lldpd and Prometheus.
 
   sudo bench/locate_accuracy.py [--hosts 16] [--rails 8] [--rounds 100] [--seed 1]
                                 [--xm build/default/src/xm] [--name loc] [--timeout 45]

@@ -74,7 +74,8 @@ Status Controller::trace() {
     if ((*p)[i].request != paths_[i].request || (*p)[i].reply != paths_[i].reply) settled_at_[i] = now;
   paths_ = std::move(p).value();
   traced_at_ = Clock::now();
-  trace_s_ = std::chrono::duration<double>(traced_at_ - started).count();
+  std::lock_guard<std::mutex> lock(mu_);
+  last_trace_s_ = std::chrono::duration<double>(traced_at_ - started).count();
   return Status::Ok();
 }
 
@@ -187,7 +188,8 @@ Status Controller::evaluate() {
     update(findings, now);
     const auto healing = Clock::now();
     heal(now);
-    heal_s_ = std::chrono::duration<double>(Clock::now() - healing).count();
+    std::lock_guard<std::mutex> lock(mu_);
+    last_heal_s_ = std::chrono::duration<double>(Clock::now() - healing).count();
   }
   size_t complete = 0;
   for (const ProbePath& p : paths_) complete += p.complete ? 1 : 0;
@@ -198,7 +200,6 @@ Status Controller::evaluate() {
   last_error_ = result ? "" : result.message();
   last_evaluation_s_ = std::chrono::duration<double>(Clock::now() - started).count();
   slowest_evaluation_s_ = std::max(slowest_evaluation_s_, last_evaluation_s_);
-  last_trace_s_ = trace_s_, last_heal_s_ = heal_s_;
   return result;
 }
 

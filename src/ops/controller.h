@@ -145,7 +145,6 @@ class Controller {
   std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
   std::map<uint32_t, double> planned_bps_;
   std::vector<double> settled_at_;  // by flow: when its path last crossed a cable the counters named
-  double trace_s_ = 0, heal_s_ = 0;   // how long the last tracing and healing took
 
   std::mutex heal_mu_;     // one healing at a time: the evaluations' and an operator's
   mutable std::mutex mu_;  // guards what follows

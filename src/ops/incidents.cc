@@ -11,7 +11,8 @@ bool contains_all(const std::vector<uint32_t>& outer, const std::vector<uint32_t
   });
 }
 
-// A class the evidence weakens to when a fault is repaired or fades, not a new fault.
+// A class the evidence weakens to when a fault is repaired or fades, not a new fault: the
+// incident keeps its class.
 bool weakened(const std::string& was, const std::string& now) {
   if (was == "blackhole") return now == "loss";
   if (was == "nic-down" || was == "port-down") return now == "link-down";
@@ -64,13 +65,13 @@ class Tracker {
       return;
     }
     if (open.last_seen == now_ && open.finding.fault != f.fault) return;  // two classes at once: the first stands
-    if (open.finding.fault == "blackhole" && f.fault == "loss") {
-      open.last_seen = now_;  // a black hole's probes fading from the window after its repair
+    if (weakened(open.finding.fault, f.fault)) {
+      // A black hole's own probes fading from the window keep it open while they last; a
+      // NIC or port brought back up is not seen again as itself, so it closes in time, and
+      // a cable still dark then opens its own incident.
+      if (open.finding.fault == "blackhole") open.last_seen = now_;
       return;
     }
-    // Not seen again as itself: it closes in time unless it is, and what is left then
-    // opens its own incident.
-    if (weakened(open.finding.fault, f.fault)) return;
     open.last_seen = now_, open.finding = f;
     if (log_) (void)log_->updated(open.id, f.fault, f.evidence, f.component);
   }

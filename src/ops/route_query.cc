@@ -18,8 +18,6 @@
 namespace xm::ops {
 namespace {
 
-std::string errno_text(int err) { return std::strerror(err); }
-
 // A route request: the header, the message and room for its six attributes.
 struct Request {
   nlmsghdr h;
@@ -46,7 +44,7 @@ Result<RouteAsker> RouteAsker::open(const std::string& netns) {
     in.emplace(std::move(entered).value());
   }
   int fd = ::socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
-  if (fd < 0) return Error{"netlink socket" + (netns.empty() ? std::string() : " in " + netns) + ": " + errno_text(errno)};
+  if (fd < 0) return Error{"netlink socket" + (netns.empty() ? std::string() : " in " + netns) + ": " + std::strerror(errno)};
   timeval tv{1, 0};  // the kernel answers at once; never wait for good
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   RouteAsker asker(fd);
@@ -100,12 +98,12 @@ Result<std::string> RouteAsker::ask(const RouteQuery& q) {
   attribute(req, RTA_IP_PROTO, uint8_t(IPPROTO_UDP));
   attribute(req, RTA_SPORT, htons(q.sport));
   attribute(req, RTA_DPORT, htons(q.dport));
-  if (::send(fd_, &req, req.h.nlmsg_len, 0) < 0) return Error{"netlink RTM_GETROUTE: " + errno_text(errno)};
+  if (::send(fd_, &req, req.h.nlmsg_len, 0) < 0) return Error{std::string("netlink RTM_GETROUTE: ") + std::strerror(errno)};
   alignas(nlmsghdr) char buf[8192];
   for (;;) {
     ssize_t n = ::recv(fd_, buf, sizeof buf, 0);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return Error{"netlink RTM_GETROUTE reply: " + (n < 0 ? errno_text(errno) : std::string("closed"))};
+    if (n <= 0) return Error{"netlink RTM_GETROUTE reply: " + (n < 0 ? std::string(std::strerror(errno)) : std::string("closed"))};
     for (size_t at = 0; at + sizeof(nlmsghdr) <= size_t(n);) {
       const auto* h = reinterpret_cast<const nlmsghdr*>(buf + at);
       if (h->nlmsg_len < sizeof(nlmsghdr) || at + h->nlmsg_len > size_t(n)) break;

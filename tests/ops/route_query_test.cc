@@ -1,7 +1,7 @@
 // The switches' forwarding decisions asked over netlink, in a real network namespace with
 // a two-way multipath route: every answer is the one `ip route get` gives for the same
 // 5-tuple, both next hops are taken, and what the kernel cannot route answers "" at once.
-// Needs root (skipped otherwise).
+// Needs root.
 #include "ops/route_query.h"
 
 #include <gtest/gtest.h>
@@ -21,7 +21,7 @@ using testbed::run_command;
 class RouteQueryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!testbed::is_root()) GTEST_SKIP() << "needs root: network namespaces";
+    ASSERT_TRUE(testbed::is_root()) << "needs root: network namespaces";
     ASSERT_TRUE(run_command({"ip", "netns", "add", ns_})) << ns_;
     std::vector<std::string> batch = {"link set lo up"};
     for (const char* l : {"in0", "up1", "up2"})
@@ -33,7 +33,7 @@ class RouteQueryTest : public ::testing::Test {
     ASSERT_TRUE(testbed::run_batch({"ip", ns_, batch}));
   }
   void TearDown() override {
-    if (testbed::is_root()) (void)run_command({"ip", "netns", "del", ns_});
+    (void)run_command({"ip", "netns", "del", ns_});
   }
 
   // What `ip route get` says, "" when it fails.
