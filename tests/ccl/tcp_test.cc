@@ -83,24 +83,23 @@ TEST(Rails, ParseAndRoundTrip) {
 TEST(TcpTransport, TwoRailsStripedRailAffineAndStrangersRefused) {
   RankPair pair("127.0.0.1@200,127.0.0.2@100");
   auto deadline = pair.deadline;
-  // Strangers knock while the ranks connect: a wrong secret behind a plausible hello,
-  // and a bogus hello. Each is refused (or finds the listener already closed).
-  std::thread strangers([&] {
-    if (auto a = net::connect_to({pair.rails0[0].host, pair.rails0[0].port}, deadline); a.ok()) {
-      uint32_t hello[2] = {htonl(1), htonl(0)};
-      (void)net::send_all(a->get(), hello, sizeof hello, deadline);
-      EXPECT_FALSE(net::authenticate(a->get(), net::random_secret(), true, "data/0/1/0", deadline).ok());
-    }
-    if (auto b = net::connect_to({pair.rails0[1].host, pair.rails0[1].port}, deadline); b.ok()) {
-      uint32_t bogus[2] = {htonl(77), htonl(9)};
-      (void)net::send_all(b->get(), bogus, sizeof bogus, deadline);
-      char c;
-      EXPECT_FALSE(net::recv_all(b->get(), &c, 1, deadline).ok()) << "refused: closed";
-    }
+  // Strangers knock before the ranks connect, so their connections wait in the listeners'
+  // backlogs (one that came later would find the port closed, and connect_to retries a
+  // closed port until its deadline): a wrong secret behind a plausible hello, and a bogus
+  // hello. Each is refused while the ranks connect.
+  net::Fd wrong_secret = net::connect_to({pair.rails0[0].host, pair.rails0[0].port}, deadline).value();
+  uint32_t hello[2] = {htonl(1), htonl(0)};
+  ASSERT_TRUE(net::send_all(wrong_secret.get(), hello, sizeof hello, deadline).ok());
+  net::Fd bogus = net::connect_to({pair.rails0[1].host, pair.rails0[1].port}, deadline).value();
+  uint32_t nonsense[2] = {htonl(77), htonl(9)};
+  ASSERT_TRUE(net::send_all(bogus.get(), nonsense, sizeof nonsense, deadline).ok());
+  std::thread verdicts([&] {
+    EXPECT_FALSE(net::authenticate(wrong_secret.get(), net::random_secret(), true, "data/0/1/0", deadline).ok());
+    char c;
+    EXPECT_FALSE(net::recv_all(bogus.get(), &c, 1, deadline).ok()) << "refused: closed";
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // let the strangers go first
   pair.connect();
-  strangers.join();
+  verdicts.join();
   ASSERT_FALSE(HasFatalFailure());
   std::map<int, std::unique_ptr<TcpLink>>& links0 = pair.links0;
   TcpLink& a = *links0.at(1);
