@@ -114,7 +114,8 @@ void add_controller(CLI::App& ops, int& exit_code) {
                     {"/api/undrain", "application/json",
                      [&controller](const auto& p) { return controller.undrain(p.count("component") ? p.at("component") : ""); },
                      true},
-                    {"/api/status", "application/json", [&controller](const auto&) { return controller.status_json(); }}},
+                    {"/api/status", "application/json", [&controller](const auto&) { return controller.status_json(); }},
+                    {"/api/probes", "application/json", [&controller](const auto&) { return controller.probes_json(); }}},
         8);  // a browser opens several connections at once; Prometheus scrapes agents, not this
     if (!server) return fail(server.error().message, 2);
     (*server)->start();

@@ -107,6 +107,8 @@ std::string Agent::metrics() {
     counters(e, l, "node_network_transmit_packets_total", "Packets sent.", &LinkCounters::tx_packets);
     counters(e, l, "node_network_transmit_errs_total", "Transmit errors.", &LinkCounters::tx_errors);
     counters(e, l, "node_network_transmit_drop_total", "Packets dropped on transmit.", &LinkCounters::tx_dropped);
+    counters(e, l, "node_qdisc_drops_total", "Packets the root queueing discipline dropped, its queue full.",
+             &LinkCounters::queue_drops);
     counters(e, l, "node_network_carrier_changes_total", "Times the link's carrier went up or down.",
              &LinkCounters::carrier_changes);
     e.family("node_network_up", "gauge", "1 when the interface's operational state is up.");

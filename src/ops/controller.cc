@@ -102,6 +102,13 @@ Status Controller::count_probes(double window_s, Evidence& e) {
   for (const PromSample& s : *sent) e.counts[flow_index_[flow_key(s)]].sent = s.value;
   for (const PromSample& s : *lost)
     if (auto it = flow_index_.find(flow_key(s)); it != flow_index_.end()) e.counts[it->second].lost = s.value;
+  // The queues' drops over the same window: losses while a sender's queue overflowed are
+  // congestion's (localize.h).
+  Result<std::vector<PromSample>> drops = prometheus_.query("increase(node_qdisc_drops_total" + range(window_s) + ")");
+  if (!drops) return Error{drops.error().message};
+  for (auto& [end, port] : e.ports) port.queue_drops = 0;
+  for (const PromSample& s : *drops)
+    if (auto it = e.ports.find(Endpoint{s.label("host"), s.label("device")}); it != e.ports.end()) it->second.queue_drops = s.value;
   const double now = unix_seconds();
   settled_at_.resize(flows_.size(), 0);
   e.settled.resize(flows_.size());
@@ -170,12 +177,15 @@ Status Controller::evaluate() {
   const double short_window = std::min(options_.window_s, up_s);
   Result<Evidence> e = gather_state(short_window);
   if (!e) result = Error{e.error().message};
+  ProbeSnapshot snapshot;
   for (double window : {short_window, std::min(options_.long_window_s, up_s)}) {
     if (!result) break;
     if (Status st = count_probes(window, *e); !st) {
       result = st;
       break;
     }
+    snapshot.windows_s.push_back(window);
+    snapshot.counts.push_back(e->counts);
     for (Finding& f : localize(plan_, *e, options_.localize)) {
       if (f.from_counters) settle(f.cables);
       auto same = [&](const Finding& g) { return g.component == f.component && g.fault == f.fault; };
@@ -185,6 +195,15 @@ Status Controller::evaluate() {
   // A failed read is no evidence that faults went away: incidents stay as they were.
   if (result) {
     const double now = unix_seconds();
+    snapshot.at = now;
+    snapshot.flows = std::move(e->flows);
+    snapshot.paths = std::move(e->paths);
+    snapshot.settled = std::move(e->settled);
+    auto served = std::make_shared<const ProbeSnapshot>(std::move(snapshot));
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      probes_.swap(served);
+    }
     update(findings, now);
     const auto healing = Clock::now();
     heal(now);
@@ -456,6 +475,46 @@ std::string Controller::status_json() const {
                         {"last_heal_seconds", last_heal_s_},
                         {"last_error", last_error_}}
              .dump(1) + "\n";
+}
+
+std::string Controller::probes_json() const {
+  // Links as directed-link numbers (probe_paths.h: 2 * cable + 1 when from its b end),
+  // cables named once: 2,944 flows of a 16 x 8 fabric in about 300 KB.
+  CableIndex index(plan_);
+  nlohmann::json cables = nlohmann::json::array();
+  for (const Cable& c : plan_.cables) cables.push_back(index.name(c.id));
+  std::shared_ptr<const ProbeSnapshot> snapshot;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    snapshot = probes_;
+  }
+  if (!snapshot) snapshot = std::make_shared<const ProbeSnapshot>();
+  const ProbeSnapshot& s = *snapshot;
+  nlohmann::json flows = nlohmann::json::array();
+  for (size_t i = 0; i < s.flows.size() && i < s.paths.size(); ++i) {
+    const ProbeFlow& f = s.flows[i];
+    nlohmann::json links = nlohmann::json::array(), sent = nlohmann::json::array(), lost = nlohmann::json::array();
+    for (const auto* part : {&s.paths[i].request, &s.paths[i].reply})
+      for (DirectedLink l : *part) links.push_back(l);
+    for (const std::vector<FlowCount>& w : s.counts) {
+      sent.push_back(i < w.size() ? w[i].sent : 0);
+      lost.push_back(i < w.size() ? w[i].lost : 0);
+    }
+    flows.push_back({{"from", f.host + "/" + f.nic},
+                     {"to", f.peer_host + "/" + f.peer_nic},
+                     {"flow", f.flow},
+                     {"links", std::move(links)},
+                     {"complete", s.paths[i].complete},
+                     {"settled", i < s.settled.size() && s.settled[i]},
+                     {"sent", std::move(sent)},
+                     {"lost", std::move(lost)}});
+  }
+  return nlohmann::json{{"evaluated_at", s.at > 0 ? nlohmann::json(s.at) : nlohmann::json(nullptr)},
+                        {"windows_seconds", s.windows_s},
+                        {"cables", std::move(cables)},
+                        {"flows", std::move(flows)}}
+             .dump() +
+         "\n";
 }
 
 }  // namespace xm::ops

@@ -9,6 +9,9 @@
 //   GET /api/incidents?all=1  every one since the controller started
 //   GET /api/actions          what healing did (drains, rail advice, restores), newest last
 //   GET /api/status           evaluations, flows and paths traced, the last error
+//   GET /api/probes           the last evaluation's probe evidence: every flow's traced
+//                             links and its counts per window (what another localization
+//                             algorithm is run on, side by side: bench/locate_accuracy.py)
 //   POST /api/undrain         restores a drained component now (?component=..., none: all)
 //
 // Healing (heal.h): a network incident's component is drained, or its rail advised
@@ -99,6 +102,7 @@ class Controller {
   std::string incidents_json(bool all) const;
   std::string actions_json() const;
   std::string status_json() const;
+  std::string probes_json() const;
   std::vector<Incident> incidents() const;
   FabricHealth health() const;
   const FabricPlan& plan() const { return plan_; }
@@ -107,7 +111,8 @@ class Controller {
   Controller(testbed::Plan testbed, FabricPlan plan, const ControllerOptions& options);
   // The devices' and ports' state (rates over `window_s`), without the probes.
   Result<Evidence> gather_state(double window_s);
-  // The probes' counts over `window_s` into `e`, tracing their paths when due.
+  // The probes' counts and the queues' drops over `window_s` into `e`, tracing the
+  // probes' paths when due.
   Status count_probes(double window_s, Evidence& e);
   Status trace();
   void update(const std::vector<Finding>& findings, double now);
@@ -161,6 +166,17 @@ class Controller {
   std::string last_error_;
   double last_evaluation_s_ = 0, slowest_evaluation_s_ = 0, last_trace_s_ = 0, last_heal_s_ = 0;
   double started_unix_ = 0, evaluated_at_ = 0;  // unix seconds: start, the last complete evaluation
+
+  // The evidence the last complete evaluation decided on, for /api/probes. Under mu_.
+  struct ProbeSnapshot {
+    double at = 0;  // unix seconds
+    std::vector<double> windows_s;
+    std::vector<ProbeFlow> flows;
+    std::vector<ProbePath> paths;                // by flow
+    std::vector<std::vector<FlowCount>> counts;  // by window, by flow
+    std::vector<bool> settled;                   // by flow
+  };
+  std::shared_ptr<const ProbeSnapshot> probes_;  // replaced whole: served without holding mu_
 
   // Why the incidents cannot be trusted now ("" when they can). Under mu_.
   std::string staleness(double now) const;

@@ -1,6 +1,7 @@
 #include "ops/link_counters.h"
 
 #include <linux/if.h>
+#include <linux/gen_stats.h>
 #include <linux/if_link.h>
 #include <linux/netlink.h>
 #include <linux/pkt_sched.h>
@@ -62,16 +63,26 @@ void parse_link(const nlmsghdr* h, std::vector<LinkCounters>& out) {
   if (!c.name.empty()) out.push_back(std::move(c));
 }
 
-// The rate of a root tbf qdisc, by interface index.
+// A root qdisc's drops (its queue was full: congestion, as a switch's output discards)
+// and, for tbf, its rate; by interface index.
 void parse_qdisc(const nlmsghdr* h, std::vector<LinkCounters>& links) {
   const auto* tc = static_cast<const tcmsg*>(NLMSG_DATA(h));
   if (tc->tcm_parent != TC_H_ROOT) return;
   int len = int(h->nlmsg_len) - int(NLMSG_LENGTH(sizeof(tcmsg)));
   bool tbf = false;
-  uint64_t rate_bytes = 0;
+  uint64_t rate_bytes = 0, drops = 0;
   for (const rtattr* a = reinterpret_cast<const rtattr*>(reinterpret_cast<const char*>(tc) + NLMSG_ALIGN(sizeof(tcmsg)));
        RTA_OK(a, len); a = RTA_NEXT(a, len)) {
     if (a->rta_type == TCA_KIND) tbf = std::strncmp(static_cast<const char*>(RTA_DATA(a)), "tbf", RTA_PAYLOAD(a)) == 0;
+    if (a->rta_type == TCA_STATS2) {
+      int inner = int(RTA_PAYLOAD(a));
+      for (const rtattr* o = static_cast<const rtattr*>(RTA_DATA(a)); RTA_OK(o, inner); o = RTA_NEXT(o, inner))
+        if (o->rta_type == TCA_STATS_QUEUE && RTA_PAYLOAD(o) >= sizeof(gnet_stats_queue)) {
+          gnet_stats_queue q{};
+          std::memcpy(&q, RTA_DATA(o), sizeof q);
+          drops = q.drops;
+        }
+    }
     if (a->rta_type != TCA_OPTIONS) continue;
     int inner = int(RTA_PAYLOAD(a));
     for (const rtattr* o = static_cast<const rtattr*>(RTA_DATA(a)); RTA_OK(o, inner); o = RTA_NEXT(o, inner)) {
@@ -83,9 +94,11 @@ void parse_qdisc(const nlmsghdr* h, std::vector<LinkCounters>& links) {
       if (o->rta_type == TCA_TBF_RATE64 && RTA_PAYLOAD(o) >= 8) std::memcpy(&rate_bytes, RTA_DATA(o), 8);  // past 4 GB/s
     }
   }
-  if (!tbf) return;
   for (LinkCounters& l : links)
-    if (l.ifindex == tc->tcm_ifindex) l.speed_bps = rate_bytes * 8;
+    if (l.ifindex == tc->tcm_ifindex) {
+      l.queue_drops = drops;
+      if (tbf) l.speed_bps = rate_bytes * 8;
+    }
 }
 
 }  // namespace

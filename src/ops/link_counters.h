@@ -1,7 +1,7 @@
 // Every interface's state and counters in one netlink dump (RTM_GETLINK, as `ip -s link`
 // reads them): operational state, flags, carrier changes, MTU and the 64-bit packet,
-// byte, error and drop counters; and its speed, from a second dump (RTM_GETQDISC): the
-// rate of a token-bucket (tbf) root qdisc, which is what a shaped link — every testbed
+// byte, error and drop counters; and from a second dump (RTM_GETQDISC) the root qdisc's
+// drops (a full queue: congestion) and the speed: the rate of a token-bucket (tbf) root qdisc, which is what a shaped link — every testbed
 // cable — runs at. (A NIC's negotiated speed would come from ethtool; veths have none.) The socket belongs to the network namespace it was opened in,
 // so an agent opens it on the host it watches and may read it from any thread.
 #pragma once
@@ -27,6 +27,7 @@ struct LinkCounters {
   uint64_t carrier_changes = 0;
   uint64_t rx_bytes = 0, rx_packets = 0, rx_errors = 0, rx_dropped = 0;
   uint64_t tx_bytes = 0, tx_packets = 0, tx_errors = 0, tx_dropped = 0;
+  uint64_t queue_drops = 0;  // the root qdisc's: packets it dropped with its queue full
 };
 
 class LinkCounterReader {

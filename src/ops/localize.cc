@@ -219,9 +219,15 @@ class Localizer {
     }
     const Cable& cable = plan_.cables[cable_of(link)];
     const bool host_cable = cable.tier == 0;  // a probe crosses both its directions: no telling them apart
-    // Congestion, not a fault: the link's sender is busy.
-    const Endpoint& sender = from_b(link) ? cable.b : cable.a;
-    if (const PortHealth* h = port(sender); h && h->speed_bps > 0 && h->tx_bps > o_.busy * h->speed_bps) return std::nullopt;
+    // Congestion, not a fault: a sender on the cable is busy, or its queue overflowed in
+    // the window (a training job's bursts fill a link for a second and average half its
+    // rate: seen on a saturated 16 x 8 testbed, dozens of cables blamed for the loss).
+    // Either end: a probe that crosses one direction comes back over the other (a host
+    // cable's always; a spine cable's under symmetric ECMP), so its loss may be either's.
+    for (const Endpoint* sender : {&cable.a, &cable.b})
+      if (const PortHealth* h = port(*sender);
+          h && ((h->speed_bps > 0 && h->tx_bps > o_.busy * h->speed_bps) || h->queue_drops >= 0.5))
+        return std::nullopt;
     // ECMP hashes symmetrically, so a reply retraces its request: both directions of a
     // cable carry the same probes and are named together, as the cable.
     std::vector<DirectedLink> all{link};

@@ -18,7 +18,8 @@
 //
 // What is not the network: a host whose agent probes late (starved of CPU) or does not
 // answer its scrape is a host finding, and probes from or to it are no evidence; a link
-// that loses probes while it carries more than 80 % of its rate is congested, not faulty.
+// that loses probes while it carries more than 80 % of its rate, or while its sender's
+// queue drops packets for being full, is congested, not faulty.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,7 @@ struct PortHealth {  // a port as its device's agent last reported it
   double speed_bps = 0;        // 0: unknown
   double carrier_changes = 0;  // within the flap window
   double tx_bps = 0;           // over the window
+  double queue_drops = 0;      // dropped by its queue, full (congestion), over the probes' window
 };
 
 struct DeviceHealth {

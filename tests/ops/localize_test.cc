@@ -214,6 +214,18 @@ TEST_F(LocalizeTest, LossOnABusyLinkIsCongestionNotAFault) {
   EXPECT_TRUE(f.empty()) << only(f);
 }
 
+// A job's bursts: the link averaged half its rate over the window, but its sender's
+// queue overflowed. Its losses are congestion; the same losses without the drops are not.
+TEST_F(LocalizeTest, LossWhileTheSendersQueueOverflowedIsCongestionNotAFault) {
+  for (size_t i : crossing("h2", "nic1")) e_.counts[i].lost = 5;
+  e_.ports[Endpoint{"h2", "nic1"}].tx_bps = 200e6;
+  e_.ports[Endpoint{"tor1", "h2-nic1"}].tx_bps = 200e6;
+  ASSERT_EQ(localize(plan_, e_).size(), 1u) << "without the drops it is loss on the cable";
+  e_.ports[Endpoint{"tor1", "h2-nic1"}].queue_drops = 12;  // the ToR's port toward the host: incast
+  std::vector<Finding> f = localize(plan_, e_);
+  EXPECT_TRUE(f.empty()) << only(f);
+}
+
 TEST_F(LocalizeTest, LossesOnACableTheCountersJustNamedAreThatFaults) {
   // A NIC back up: its probes lost while it was down are still in the window.
   e_.settled.assign(e_.flows.size(), false);
