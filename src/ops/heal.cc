@@ -5,6 +5,7 @@
 #include <fstream>
 #include <future>
 #include <map>
+#include <set>
 
 #include "ops/probe_paths.h"
 #include "testbed/daemons.h"
@@ -33,6 +34,30 @@ bool needs_drain(const std::string& fault) {
   return fault == "loss" || fault == "blackhole" || fault == "degraded" || fault == "flapping" || fault == "mtu";
 }
 
+// The upper ends of `lower`'s cables at `tier` whose sessions are open, but `skip`.
+std::set<std::string> open_uplinks(const FabricPlan& plan, const std::string& lower, uint32_t tier, uint32_t skip,
+                                   const std::vector<BgpSession>& shut) {
+  std::set<std::string> up;
+  for (const Cable& o : plan.cables)
+    if (o.id != skip && o.tier == tier && o.a.device == lower)
+      if (std::optional<BgpSession> s = session_at(plan, o, false); s && !contains(shut, *s)) up.insert(o.b.device);
+  return up;
+}
+
+// The first switch of `cable`'s lower tier that would share no open upper switch with the
+// cable's lower end once it is drained; "" when none.
+std::string cut_off_from(const FabricPlan& plan, const Cable& cable, const std::vector<BgpSession>& shut) {
+  const std::set<std::string> mine = open_uplinks(plan, cable.a.device, cable.tier, cable.id, shut);
+  std::set<std::string> others;
+  for (const Cable& o : plan.cables)
+    if (o.tier == cable.tier && o.a.device != cable.a.device) others.insert(o.a.device);
+  for (const std::string& other : others) {
+    const std::set<std::string> theirs = open_uplinks(plan, other, cable.tier, cable.id, shut);
+    if (std::none_of(mine.begin(), mine.end(), [&](const std::string& u) { return theirs.count(u) > 0; })) return other;
+  }
+  return "";
+}
+
 }  // namespace
 
 HealPlan plan_heal(const FabricPlan& plan, const Finding& finding, const std::vector<BgpSession>& already_shut) {
@@ -59,6 +84,15 @@ HealPlan plan_heal(const FabricPlan& plan, const Finding& finding, const std::ve
         if (std::optional<BgpSession> s = session_at(plan, other, false); s && !contains(shut, *s)) ++open;
     if (open == 0) {
       out.kept += (out.kept.empty() ? "" : "; ") + names.name(c.id) + " (" + c.a.device + "'s last uplink)";
+      continue;
+    }
+    // ... and shares an open upper switch with every other switch of its tier: with tor4's
+    // uplink to spine1 drained and then tor6's to spine0, tor4 and tor6 had no spine in
+    // common and every probe between their rails was lost (seen live, a saturated run's
+    // false alarms drained so, one after another).
+    if (std::string apart = cut_off_from(plan, c, shut); !apart.empty()) {
+      out.kept += (out.kept.empty() ? "" : "; ") + names.name(c.id) + " (" + c.a.device + " would share no " +
+                  c.b.device.substr(0, c.b.device.find_first_of("0123456789")) + " with " + apart + ")";
       continue;
     }
     DrainedCable cable{c.id, names.name(c.id), {}};

@@ -64,6 +64,17 @@ TEST_F(HealTest, AHostCableOrNicGetsItsRailAdvisedAgainst) {
   }
 }
 
+// Two ToRs drained on different spines would share none: their rails' traffic has nowhere
+// to cross. The second drain is refused and says why; on the same spine both may go.
+TEST_F(HealTest, TwoSwitchesKeepASpineInCommon) {
+  HealPlan first = plan_heal(plan_, on("tor1", "spine1", "loss"), {});
+  ASSERT_EQ(first.drained.size(), 1u);
+  HealPlan second = plan_heal(plan_, on("tor3", "spine0", "loss"), first.sessions());
+  EXPECT_TRUE(second.drained.empty());
+  EXPECT_NE(second.kept.find("tor3 would share no spine with tor1"), std::string::npos) << second.kept;
+  EXPECT_EQ(plan_heal(plan_, on("tor3", "spine1", "loss"), first.sessions()).drained.size(), 1u);
+}
+
 TEST_F(HealTest, ASwitchKeepsItsLastUplink) {
   // tor2's uplink to spine0 already drained: the one to spine1 stays, and says why.
   HealPlan first = plan_heal(plan_, on("tor2", "spine0", "loss"), {});
