@@ -25,7 +25,7 @@ import time
 import urllib.parse
 import urllib.request
 
-from locate_accuracy import incidents, run, spec_text
+from locate_accuracy import deploy_and_monitor, incidents, run, spec_text
 
 JOBS = [("all_reduce", "64M"), ("alltoall", "16M")]
 
@@ -76,12 +76,7 @@ def main():
     hogs, job = [], None
     jobs = {"started": 0, "exact": 0, "failed": []}
     try:
-        d = run(xm, ["ops", "deploy", spec, "--name", a.name, "--rate", a.rate])
-        if d.returncode != 0:
-            sys.exit(d.stdout + d.stderr)
-        m = run(xm, ["ops", "monitor", "--name", a.name])
-        if m.returncode != 0:
-            sys.exit(m.stdout + m.stderr)
+        deploy_and_monitor(xm, spec, a.name, deploy_args=["--rate", a.rate])
         with open(f"/run/xm-testbed/{a.name}/monitor/prometheus.port") as f:
             port = f.read().strip()
         time.sleep(5)

@@ -58,6 +58,14 @@ def spec_text(name, hosts, rails, spines):
             f"  agg: {{ports: {rails}, tors: {rails}, count: {spines}}}\n")
 
 
+def deploy_and_monitor(xm, spec, name, deploy_args=(), monitor_args=()):
+    """`xm ops deploy` then `xm ops monitor`; exits with their output if either fails."""
+    for args in (["ops", "deploy", spec, "--name", name, *deploy_args], ["ops", "monitor", "--name", name, *monitor_args]):
+        p = run(xm, args)
+        if p.returncode != 0:
+            sys.exit(p.stdout + p.stderr)
+
+
 def make_round(kind, rng, hosts, rails, spines):
     """The fault's xm arguments and the incident it must raise: (component, fault)."""
     h, r, s = rng.randrange(hosts), rng.randrange(rails), rng.randrange(spines)
@@ -193,12 +201,7 @@ def main():
     controller, recorder, records = None, None, []
     heal = not a.peers
     try:
-        d = run(xm, ["ops", "deploy", spec, "--name", a.name])
-        if d.returncode != 0:
-            sys.exit(d.stdout + d.stderr)
-        m = run(xm, ["ops", "monitor", "--name", a.name] + ([] if heal else ["--no-controller"]))
-        if m.returncode != 0:
-            sys.exit(m.stdout + m.stderr)
+        deploy_and_monitor(xm, spec, a.name, monitor_args=[] if heal else ["--no-controller"])
         if a.peers:
             os.makedirs(a.peers, exist_ok=True)
             port_file = f"/run/xm-testbed/{a.name}/monitor/controller.port"

@@ -78,11 +78,7 @@ HealPlan plan_heal(const FabricPlan& plan, const Finding& finding, const std::ve
     std::optional<BgpSession> lower = session_at(plan, c, false), upper = session_at(plan, c, true);
     if (!lower || !upper || (contains(shut, *lower) && contains(shut, *upper))) continue;
     // The lower end's other uplinks still open: a switch keeps at least one.
-    size_t open = 0;
-    for (const Cable& other : plan.cables)
-      if (other.id != c.id && other.tier == c.tier && other.a.device == c.a.device)
-        if (std::optional<BgpSession> s = session_at(plan, other, false); s && !contains(shut, *s)) ++open;
-    if (open == 0) {
+    if (open_uplinks(plan, c.a.device, c.tier, c.id, shut).empty()) {
       out.kept += (out.kept.empty() ? "" : "; ") + names.name(c.id) + " (" + c.a.device + "'s last uplink)";
       continue;
     }
