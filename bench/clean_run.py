@@ -27,7 +27,7 @@ import urllib.request
 
 from locate_accuracy import deploy_and_monitor, incidents, run, spec_text
 
-JOBS = [("all_reduce", "64M"), ("alltoall", "16M")]
+JOBS = "all_reduce:64M,alltoall:16M"
 
 
 def promql(port, query):
@@ -50,6 +50,13 @@ def cpu_seconds():
     return sum(v) - v[3] - v[4], sum(v)
 
 
+def backlog_drops():
+    """Packets the kernel dropped for a full per-CPU input backlog (every veth delivers
+    through it), summed over the CPUs: /proc/net/softnet_stat's second column."""
+    with open("/proc/net/softnet_stat") as f:
+        return sum(int(line.split()[1], 16) for line in f)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--minutes", type=float, default=30)
@@ -59,6 +66,7 @@ def main():
     ap.add_argument("--rate", default="20mbit", help="every NIC's line rate (tc units): what the job fills on 2 cores")
     ap.add_argument("--hogs", type=int, default=2, help="busy loops beside the job")
     ap.add_argument("--name", default="clean")
+    ap.add_argument("--jobs", default=JOBS, help="the collectives run in turn, OP:SIZE,...")
     here = os.path.dirname(os.path.abspath(__file__))
     ap.add_argument("--xm", default=os.path.join(here, "..", "build", "default", "src", "xm"))
     ap.add_argument("--perf", default=os.path.join(here, "..", "build", "default", "tools", "xccl-perf"))
@@ -67,6 +75,7 @@ def main():
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, lambda *_: sys.exit(1))
     xm, perf = os.path.abspath(a.xm), os.path.abspath(a.perf)
+    jobs_in_turn = [tuple(j.split(":")) for j in a.jobs.split(",")]
 
     work = tempfile.mkdtemp(prefix="xm-clean-")
     spec = os.path.join(work, "cluster.yaml")
@@ -82,9 +91,9 @@ def main():
         time.sleep(5)
         for _ in range(a.hogs):
             hogs.append(subprocess.Popen([sys.executable, "-c", "while True: pass"]))
-        start, busy0 = time.monotonic(), cpu_seconds()
+        start, busy0, backlog0 = time.monotonic(), cpu_seconds(), backlog_drops()
         end = start + 60 * a.minutes
-        seen, rates = set(), []
+        seen, rates, backlog_seen = set(), [], backlog0
         log = os.path.join(work, "job.log")
         while time.monotonic() < end:
             if job is None or job.poll() is not None:
@@ -94,7 +103,7 @@ def main():
                         jobs["exact"] += 1
                     else:
                         jobs["failed"].append(f"rc {job.returncode}: " + " / ".join(out.strip().splitlines()[-3:]))
-                op, size = JOBS[jobs["started"] % len(JOBS)]
+                op, size = jobs_in_turn[jobs["started"] % len(jobs_in_turn)]
                 jobs["started"] += 1
                 job = subprocess.Popen(
                     [xm, "testbed", "run", "--name", a.name, "--timeout", "600", "--rails", "all", "--",
@@ -105,13 +114,20 @@ def main():
             up = scalar(port, 'sum(rate(node_network_transmit_bytes_total{host=~"tor[0-9]+",device=~".*spine.*"}[10s])) * 8')
             busiest = scalar(port, 'max(rate(node_network_transmit_bytes_total{host=~"h[0-9]+",device=~"nic[0-9]+"}[10s])) * 8')
             rates.append((nic, up, busiest))
+            backlog_now = backlog_drops()
+            backlog_recent, backlog_seen = backlog_now - backlog_seen, backlog_now
             for i in incidents(xm, a.name):
                 if i["id"] not in seen:
                     seen.add(i["id"])
                     print(f"{time.monotonic() - start:7.0f} s  incident: {i['component']} {i['fault']} "
-                          f"(network {i['network']}): {i['evidence']}", file=sys.stderr, flush=True)
+                          f"(network {i['network']}; backlog drops in the last 10 s: {backlog_recent}): {i['evidence']}", file=sys.stderr, flush=True)
             time.sleep(10)
-        busy1 = cpu_seconds()
+        busy1, backlog1 = cpu_seconds(), backlog_drops()
+        span = f"[{int(60 * a.minutes)}s]"
+        drops = {what: scalar(port, f"sum(increase({metric}{span}))") for what, metric in (
+            ("queues", "node_qdisc_drops_total"),
+            ("devices", "node_network_receive_drop_total"), ("devices sending", "node_network_transmit_drop_total"))}
+        drops["devices"] += drops.pop("devices sending")
         probes = scalar(port, f"sum(increase(xm_probe_sent_total[{int(60 * a.minutes)}s]))")
         lost = scalar(port, f"sum(increase(xm_probe_lost_total[{int(60 * a.minutes)}s]))")
         agent_cpu = [float(s["value"][1]) for s in promql(port, f'rate(process_cpu_seconds_total{{host=~"h[0-9]+"}}[{int(60 * a.minutes)}s])')]
@@ -136,6 +152,8 @@ def main():
     print(f"| busiest NIC, median | {med([s[2] for s in samples]) / 1e6:.1f} Mbit/s (line {a.rate}) |")
     print(f"| ToR-to-spine links transmitting, median | {med([s[1] for s in samples]) / 1e6:.0f} Mbit/s |")
     print(f"| xccl jobs run / exact / failed | {jobs['started'] - 1} / {jobs['exact']} / {len(jobs['failed'])} |")
+    print(f"| packets dropped by full queues (qdiscs) / by devices / backlog | {drops['queues']:.0f} / "
+          f"{drops['devices']:.0f} / {backlog1 - backlog0} |")
     print(f"| probes sent / lost | {probes:.0f} / {lost:.0f} ({100 * lost / max(1, probes):.3f} %) |")
     if agent_cpu:
         print(f"| agent CPU, median / max | {100 * med(agent_cpu):.2f} / {100 * max(agent_cpu):.2f} % of a core |")

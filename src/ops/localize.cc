@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <set>
 
 #include "util/format.h"
@@ -50,6 +49,19 @@ class Localizer {
     return !h || !h->oper_up;
   }
   bool down(const Cable& c) const { return end_down(c.a) || end_down(c.b); }
+  // Congestion, not a fault: a sender on the cable is busy, or its queue overflowed in
+  // the window (a training job's bursts fill a link for a second and average half its
+  // rate: seen on a saturated 16 x 8 testbed, dozens of cables blamed for the loss).
+  // Either end: a probe that crosses one direction comes back over the other (a host
+  // cable's always; a spine cable's under symmetric ECMP), so its loss may be either's.
+  bool congested(uint32_t cable) const {
+    const Cable& c = plan_.cables[cable];
+    for (const Endpoint* sender : {&c.a, &c.b})
+      if (const PortHealth* h = port(*sender);
+          h && ((h->speed_bps > 0 && h->tx_bps > o_.busy * h->speed_bps) || h->queue_drops >= 0.5))
+        return true;
+    return false;
+  }
   void add(std::string component, std::string fault, std::string evidence, std::vector<uint32_t> cables = {},
            bool network = true) {
     out_.push_back(Finding{std::move(component), std::move(fault), network, std::move(evidence), std::move(cables), true});
@@ -150,10 +162,14 @@ class Localizer {
       const ProbePath& p = e_.paths[i];
       if (!p.complete || untrusted_.count(e_.flows[i].host) || untrusted_.count(e_.flows[i].peer_host)) continue;
       if (i < e_.settled.size() && e_.settled[i]) continue;
-      bool crosses_explained = false;
+      // Losses on a flow that crosses a fault the counters named, or a congested cable,
+      // are theirs: counting them would blame the links such flows have in common (seen:
+      // all-to-alls overflowing every host cable's queue, and the idle spine link most of
+      // the lossy flows crossed named as lossy).
+      bool explained = false;
       for (const auto* links : {&p.request, &p.reply})
-        for (DirectedLink l : *links) crosses_explained |= explained_.count(cable_of(l)) > 0;
-      if (crosses_explained) continue;
+        for (DirectedLink l : *links) explained |= explained_.count(cable_of(l)) > 0 || congested(cable_of(l));
+      if (explained) continue;
       usable[i] = true;
       lost[i] = e_.counts[i].lost;
     }
@@ -183,7 +199,7 @@ class Localizer {
       std::vector<DirectedLink> twins;
       for (const auto& [link, others] : through)
         if (link != best && others == flows) twins.push_back(link);
-      if (std::optional<Finding> f = blame(best, twins, flows, lost)) blamed.emplace_back(best, std::move(*f));
+      blamed.emplace_back(best, blame(best, twins, flows, lost));
       for (size_t i : flows) lost[i] = 0;
     }
     // A cable lossy both ways is one finding, named as the cable.
@@ -202,7 +218,7 @@ class Localizer {
     for (auto& k : kept) out_.push_back(std::move(k.second));
   }
 
-  std::optional<Finding> blame(DirectedLink link, const std::vector<DirectedLink>& twins, const std::vector<size_t>& flows,
+  Finding blame(DirectedLink link, const std::vector<DirectedLink>& twins, const std::vector<size_t>& flows,
                                const std::vector<double>& lost) {
     // Heavy flows lose a third or more of their probes: under random loss of a few per
     // cent hardly any does, under a black hole every 5-tuple it catches (a third, not
@@ -217,17 +233,7 @@ class Localizer {
       if (lost[i] >= c.sent / 3) ++heavy, heavy_lost += lost[i];
       clean += lost[i] == 0 ? 1 : 0;
     }
-    const Cable& cable = plan_.cables[cable_of(link)];
-    const bool host_cable = cable.tier == 0;  // a probe crosses both its directions: no telling them apart
-    // Congestion, not a fault: a sender on the cable is busy, or its queue overflowed in
-    // the window (a training job's bursts fill a link for a second and average half its
-    // rate: seen on a saturated 16 x 8 testbed, dozens of cables blamed for the loss).
-    // Either end: a probe that crosses one direction comes back over the other (a host
-    // cable's always; a spine cable's under symmetric ECMP), so its loss may be either's.
-    for (const Endpoint* sender : {&cable.a, &cable.b})
-      if (const PortHealth* h = port(*sender);
-          h && ((h->speed_bps > 0 && h->tx_bps > o_.busy * h->speed_bps) || h->queue_drops >= 0.5))
-        return std::nullopt;
+    const bool host_cable = plan_.cables[cable_of(link)].tier == 0;  // a probe crosses both its directions: no telling them apart
     // ECMP hashes symmetrically, so a reply retraces its request: both directions of a
     // cable carry the same probes and are named together, as the cable.
     std::vector<DirectedLink> all{link};

@@ -17,9 +17,10 @@
 // (random loss).
 //
 // What is not the network: a host whose agent probes late (starved of CPU) or does not
-// answer its scrape is a host finding, and probes from or to it are no evidence; a link
-// that loses probes while it carries more than 80 % of its rate, or while its sender's
-// queue drops packets for being full, is congested, not faulty.
+// answer its scrape is a host finding, and probes from or to it are no evidence; a cable
+// that carries more than 80 % of its rate, or whose sender's queue drops packets for being
+// full, is congested, and probes crossing it are no evidence either: their losses are the
+// congestion's, on it or on any other link they share.
 #pragma once
 
 #include <cstdint>
