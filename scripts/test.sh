@@ -2,9 +2,10 @@
 # Installs what xingmai needs, then builds and runs every test three times: an
 # optimised build; a clang build with AddressSanitizer + UndefinedBehaviorSanitizer that
 # also replays the fuzz corpus; and a ThreadSanitizer build of the threaded runtime.
-# The live testbed tests (label `testbed`: namespaces, FRR, lldpd, Prometheus, minutes
-# of wall time each) run in the optimised build only: under the sanitizers they doubled
-# and took CI past its 30 minutes. Fails on the first failure.
+# The live testbed suites (XM_LIVE_TESTS, label `testbed`: namespaces, FRR, lldpd,
+# Prometheus, minutes of wall time each) are built and run in the optimised build only:
+# under the sanitizers they doubled and took CI past its 30 minutes. Fails on the first
+# failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
