@@ -130,6 +130,7 @@ def main():
         drops["devices"] += drops.pop("devices sending")
         probes = scalar(port, f"sum(increase(xm_probe_sent_total[{int(60 * a.minutes)}s]))")
         lost = scalar(port, f"sum(increase(xm_probe_lost_total[{int(60 * a.minutes)}s]))")
+        late = scalar(port, f"sum(increase(xm_probe_late_total[{int(60 * a.minutes)}s]))")
         agent_cpu = [float(s["value"][1]) for s in promql(port, f'rate(process_cpu_seconds_total{{host=~"h[0-9]+"}}[{int(60 * a.minutes)}s])')]
         every = incidents(xm, a.name)
     finally:
@@ -155,6 +156,7 @@ def main():
     print(f"| packets dropped by full queues (qdiscs) / by devices / backlog | {drops['queues']:.0f} / "
           f"{drops['devices']:.0f} / {backlog1 - backlog0} |")
     print(f"| probes sent / lost | {probes:.0f} / {lost:.0f} ({100 * lost / max(1, probes):.3f} %) |")
+    print(f"| of the lost, answered after the timeout (late) | {late:.0f} |")
     if agent_cpu:
         print(f"| agent CPU, median / max | {100 * med(agent_cpu):.2f} / {100 * max(agent_cpu):.2f} % of a core |")
     print(f"| **network incidents** | **{len(network)}** |")

@@ -84,6 +84,8 @@ Status Controller::count_probes(double window_s, Evidence& e) {
   if (!sent) return Error{sent.error().message};
   Result<std::vector<PromSample>> lost = prometheus_.query("increase(xm_probe_lost_total" + range(window_s) + ")");
   if (!lost) return Error{lost.error().message};
+  Result<std::vector<PromSample>> late = prometheus_.query("increase(xm_probe_late_total" + range(window_s) + ")");
+  if (!late) return Error{late.error().message};
   // The flows: new ones (an agent restarted, the first evaluation) mean tracing again.
   bool fresh = false;
   for (const PromSample& s : *sent) {
@@ -102,6 +104,8 @@ Status Controller::count_probes(double window_s, Evidence& e) {
   for (const PromSample& s : *sent) e.counts[flow_index_[flow_key(s)]].sent = s.value;
   for (const PromSample& s : *lost)
     if (auto it = flow_index_.find(flow_key(s)); it != flow_index_.end()) e.counts[it->second].lost = s.value;
+  for (const PromSample& s : *late)
+    if (auto it = flow_index_.find(flow_key(s)); it != flow_index_.end()) e.counts[it->second].late = s.value;
   // The queues' drops over the same window: losses while a sender's queue overflowed are
   // congestion's (localize.h).
   Result<std::vector<PromSample>> drops = prometheus_.query("increase(node_qdisc_drops_total" + range(window_s) + ")");

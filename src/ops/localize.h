@@ -12,7 +12,10 @@
 // whose probes' losses are least likely under a healthy fabric (a binomial likelihood
 // ratio against a background loss rate) is blamed, its probes' losses are explained, and
 // the next is sought until none is significant — a greedy maximum-likelihood cover, as
-// tomography without the linear algebra. The blamed link's flows tell the class apart:
+// tomography without the linear algebra. A link is not blamed while another that shares
+// its lossy flows explains them nearly as well (within `margin`) and would not be needed
+// after it: a few early losses can favour the wrong one of two, and a second's evidence
+// more tells them apart. The blamed link's flows tell the class apart:
 // some 5-tuples lose every probe and the others none (a black hole), or all lose alike
 // (random loss).
 //
@@ -20,7 +23,8 @@
 // answer its scrape is a host finding, and probes from or to it are no evidence; a cable
 // that carries more than 80 % of its rate, or whose sender's queue drops packets for being
 // full, is congested, and probes crossing it are no evidence either: their losses are the
-// congestion's, on it or on any other link they share.
+// congestion's, on it or on any other link they share. Nor is a flow whose replies come
+// back after the timeout: the network delivered them, late — queues or a starved peer.
 #pragma once
 
 #include <cstdint>
@@ -50,6 +54,7 @@ struct DeviceHealth {
 
 struct FlowCount {
   double sent = 0, lost = 0;  // over the window
+  double late = 0;            // of the lost, answered after the timeout
 };
 
 struct Evidence {
@@ -70,6 +75,8 @@ struct LocalizeOptions {
   double max_lag_s = 0.1;       // a host whose probes leave later is starved
   double background_loss = 1e-4;
   double min_score = 15;        // log-likelihood ratio, nats
+  double margin = 3;            // nats (odds of 20:1) by which the blamed link must out-explain one
+                                // that shares its lossy flows
   double min_lost = 3;
   double degraded = 0.9;        // of the planned rate
   double busy = 0.8;            // of the port's rate
