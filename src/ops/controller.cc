@@ -133,14 +133,12 @@ Result<Evidence> Controller::gather_state(double window_s) {
   for (const PromSample& s : *lag)
     if (s.value == s.value) e.devices[s.label("host")].lag_s = s.value;  // NaN: no probes sent
 
-  // Ports: state now, carrier changes over the flap window, transmit rate over the window.
+  // Ports: state now, carrier changes over the flap window.
   Result<std::vector<PromSample>> state = prometheus_.query("{__name__=~\"node_network_(flags|up|mtu_bytes|speed_bytes)\"}");
   if (!state) return state.error();
   Result<std::vector<PromSample>> changes =
       prometheus_.query("increase(node_network_carrier_changes_total" + range(options_.flap_window_s) + ")");
   if (!changes) return changes.error();
-  Result<std::vector<PromSample>> tx = prometheus_.query("rate(node_network_transmit_bytes_total" + w + ") * 8");
-  if (!tx) return tx.error();
   for (const PromSample& s : *state) {
     if (!e.devices[s.label("host")].scraped) continue;
     PortHealth& p = e.ports[Endpoint{s.label("host"), s.label("device")}];
@@ -152,8 +150,6 @@ Result<Evidence> Controller::gather_state(double window_s) {
   }
   for (const PromSample& s : *changes)
     if (auto it = e.ports.find(Endpoint{s.label("host"), s.label("device")}); it != e.ports.end()) it->second.carrier_changes = s.value;
-  for (const PromSample& s : *tx)
-    if (auto it = e.ports.find(Endpoint{s.label("host"), s.label("device")}); it != e.ports.end()) it->second.tx_bps = s.value;
   return e;
 }
 

@@ -21,9 +21,10 @@
 //
 // What is not the network: a host whose agent probes late (starved of CPU) or does not
 // answer its scrape is a host finding, and probes from or to it are no evidence; a cable
-// that carries more than 80 % of its rate, or whose sender's queue drops packets for being
-// full, is congested, and probes crossing it are no evidence either: their losses are the
-// congestion's, on it or on any other link they share. Nor is a flow whose replies come
+// whose sender's queue drops packets for being full is congested, and probes crossing it
+// are no evidence either: their losses are the congestion's, on it or on any other link
+// they share. A cable that is merely full loses nothing to it (its queue holds the
+// bursts): a loss there is a fault, which is when it matters most. Nor is a flow whose replies come
 // back after the timeout: the network delivered them, late — queues or a starved peer.
 #pragma once
 
@@ -43,7 +44,6 @@ struct PortHealth {  // a port as its device's agent last reported it
   uint32_t mtu = 0;
   double speed_bps = 0;        // 0: unknown
   double carrier_changes = 0;  // within the flap window
-  double tx_bps = 0;           // over the window
   double queue_drops = 0;      // dropped by its queue, full (congestion), over the probes' window
 };
 
@@ -79,7 +79,6 @@ struct LocalizeOptions {
                                 // that shares its lossy flows
   double min_lost = 3;
   double degraded = 0.9;        // of the planned rate
-  double busy = 0.8;            // of the port's rate
 };
 
 struct Finding {

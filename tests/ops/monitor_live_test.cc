@@ -280,7 +280,7 @@ TEST_F(MonitorLive, ACutCableLosesTheFlowsThroughItOnlyAndChangesCarrier) {
 // Incast: two hosts send to a third at their line rate for 3 s (a job's burst); the ToR's
 // port toward it overflows and loses probes, but that is congestion: the queue's own drops
 // say so, and no incident opens. (Averaged over the controller's 10 s window the port ran
-// at a third of its rate: the busy rule alone let it be blamed as loss.)
+// at a third of its rate: no rule on its rate would tell this from a fault.)
 TEST_F(MonitorLive, AnIncastThatOverflowsASwitchQueueIsCongestionNotAnIncident) {
   ASSERT_TRUE(eventually("sum(increase(xm_probe_lost_total[10s]))", [](double v) { return v == 0; }, 25));
   const std::string ns = "xm-" + name_ + "-";
