@@ -83,6 +83,8 @@ std::string Agent::metrics() {
            [](const FlowStats& f) { return double(f.send_errors); });
   per_flow("xm_probe_late_total", "counter", "Replies that came after their probe was counted lost.",
            [](const FlowStats& f) { return double(f.late); });
+  per_flow("xm_probe_lost_in_a_row", "gauge", "The flow's latest probes lost one after another (0: its last was answered).",
+           [](const FlowStats& f) { return double(f.lost_in_a_row); });
   per_flow("xm_probe_fast", "gauge", "1 while the flow is probed at the fast rate (a suspect).",
            [](const FlowStats& f) { return f.fast ? 1.0 : 0.0; });
   e.family("xm_probe_rtt_seconds", "summary", "Round-trip time of the answered probes.");

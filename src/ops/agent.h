@@ -3,8 +3,8 @@
 // its own CPU and memory, as Prometheus metrics:
 //
 //   xm_probe_sent_total, _received_total, _lost_total, _send_errors_total, _late_total,
-//   xm_probe_rtt_seconds (summary), xm_probe_fast    per flow: labels host, nic, peer_host,
-//                                                    peer_nic, pair ("rail" | "cross-rail"), flow
+//   xm_probe_rtt_seconds (summary), xm_probe_fast,   per flow: labels host, nic, peer_host,
+//   xm_probe_lost_in_a_row                           peer_nic, pair ("rail" | "cross-rail"), flow
 //   xm_probe_echoed_total                            peers' probes this host answered
 //   xm_agent_schedule_lag_seconds (summary)          how late probes leave: a starved host
 //   node_network_*                                   node_exporter's names, label device

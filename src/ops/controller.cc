@@ -86,6 +86,8 @@ Status Controller::count_probes(double window_s, Evidence& e) {
   if (!lost) return Error{lost.error().message};
   Result<std::vector<PromSample>> late = prometheus_.query("increase(xm_probe_late_total" + range(window_s) + ")");
   if (!late) return Error{late.error().message};
+  Result<std::vector<PromSample>> in_a_row = prometheus_.query("xm_probe_lost_in_a_row");
+  if (!in_a_row) return Error{in_a_row.error().message};
   // The flows: new ones (an agent restarted, the first evaluation) mean tracing again.
   bool fresh = false;
   for (const PromSample& s : *sent) {
@@ -106,6 +108,8 @@ Status Controller::count_probes(double window_s, Evidence& e) {
     if (auto it = flow_index_.find(flow_key(s)); it != flow_index_.end()) e.counts[it->second].lost = s.value;
   for (const PromSample& s : *late)
     if (auto it = flow_index_.find(flow_key(s)); it != flow_index_.end()) e.counts[it->second].late = s.value;
+  for (const PromSample& s : *in_a_row)
+    if (auto it = flow_index_.find(flow_key(s)); it != flow_index_.end()) e.counts[it->second].lost_in_a_row = s.value;
   // The queues' drops over the same window: losses while a sender's queue overflowed are
   // congestion's (localize.h).
   Result<std::vector<PromSample>> drops = prometheus_.query("increase(node_qdisc_drops_total" + range(window_s) + ")");
@@ -507,7 +511,8 @@ std::string Controller::probes_json() const {
                      {"complete", s.paths[i].complete},
                      {"settled", i < s.settled.size() && s.settled[i]},
                      {"sent", std::move(sent)},
-                     {"lost", std::move(lost)}});
+                     {"lost", std::move(lost)},
+                     {"lost_in_a_row", s.counts.empty() || i >= s.counts[0].size() ? 0 : s.counts[0][i].lost_in_a_row}});
   }
   return nlohmann::json{{"evaluated_at", s.at > 0 ? nlohmann::json(s.at) : nlohmann::json(nullptr)},
                         {"windows_seconds", s.windows_s},

@@ -268,11 +268,15 @@ class Localizer {
     // Heavy flows lose a third or more of their probes: under random loss of a few per
     // cent hardly any does, under a black hole every 5-tuple it catches (a third, not
     // all: the window may still hold probes from before the fault).
+    // Flows that lose every probe now are a black hole's too, before their count in the
+    // window has caught up.
     double sent = 0, k = 0, heavy_lost = 0;
-    size_t judged = 0, heavy = 0, clean = 0;
+    size_t judged = 0, heavy = 0, clean = 0, running = 0, twice = 0;
     for (size_t i : flows) {
       const FlowCount& c = e_.counts[i];
       sent += c.sent, k += lost[i];
+      if (lost[i] > 0 && c.lost_in_a_row >= o_.in_a_row) ++running;
+      if (lost[i] > 0 && c.lost_in_a_row >= 2) ++twice;
       if (c.sent < 5) continue;
       ++judged;
       if (lost[i] >= c.sent / 3) ++heavy, heavy_lost += lost[i];
@@ -295,10 +299,10 @@ class Localizer {
     const std::string counted = trimmed(k, 4) + " of " + trimmed(sent, 5) + " probes through it lost (" + percent(rate) + ") over " + std::to_string(flows.size()) + " flows";
     if (rate >= 0.9)
       return Finding{name, "blackhole", true, name + " drops everything while its ports are up and routing still uses it: " + counted + "; drain it", ids};
-    if ((heavy > 0 && clean > 0 && heavy_lost >= 0.8 * k) || (clean > 0 && concentrated(flows, lost, k / sent)))
+    if ((heavy > 0 && clean > 0 && heavy_lost >= 0.8 * k) || (running >= 2 && clean > 0) || (clean > 0 && concentrated(flows, lost, k / sent)))
       return Finding{name, "blackhole", true, name + " drops some 5-tuples and forwards the rest: " + std::to_string(heavy) + " of " + std::to_string(judged) + " flows through it lose most probes, " + std::to_string(clean) + " none (" + counted + "); a bad forwarding or ECMP entry: drain it", ids};
     Finding loss{name, "loss", true, name + " loses " + percent(rate) + " of the probes crossing it (" + counted + "), the rest of the fabric none; check the optics and its error counters, drain it if it persists", ids};
-    loss.may_sharpen = std::all_of(flows.begin(), flows.end(), [&](size_t i) { return lost[i] < 1.5; });  // increase() extrapolates
+    loss.may_sharpen = heavy == 0 && (twice > 0 || std::all_of(flows.begin(), flows.end(), [&](size_t i) { return lost[i] < 1.5; }));  // increase() extrapolates
     return loss;
   }
 

@@ -135,7 +135,7 @@ void Prober::send_due(Clock::time_point now) {
       s.fast = fast;
       snapshot_.lag_sum_s += std::max(0.0, seconds(now - f.due));
       ++snapshot_.lag_count;
-      if (n < 0) ++s.lost, ++s.send_errors;
+      if (n < 0) ++s.lost, ++s.send_errors, ++s.lost_in_a_row;
     }
     in_flight_.push_back(InFlight{i, now, sent_ns, n < 0});
     if (n < 0) lose(i, now);
@@ -153,7 +153,8 @@ void Prober::expire(Clock::time_point now) {
     if (now - p.sent < timeout) break;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      ++snapshot_.flows[p.flow].lost;
+      FlowStats& st = snapshot_.flows[p.flow];
+      ++st.lost, ++st.lost_in_a_row;
     }
     lose(p.flow, now);
   }
@@ -202,13 +203,16 @@ void Prober::drain_replies(int fd) {
     std::lock_guard<std::mutex> lock(mu_);
     if (h.seq < first_seq_ || h.seq - first_seq_ >= in_flight_.size() || in_flight_[h.seq - first_seq_].done) {
       // after its timeout, or again (or not ours at all)
-      if (h.flow < snapshot_.flows.size() && h.seq < first_seq_ + in_flight_.size()) ++snapshot_.flows[h.flow].late;
+      // Delivered, if late: the path forwards this 5-tuple.
+      if (h.flow < snapshot_.flows.size() && h.seq < first_seq_ + in_flight_.size())
+        ++snapshot_.flows[h.flow].late, snapshot_.flows[h.flow].lost_in_a_row = 0;
       continue;
     }
     InFlight& p = in_flight_[h.seq - first_seq_];
     p.done = true;
     FlowStats& st = snapshot_.flows[p.flow];
     ++st.received;
+    st.lost_in_a_row = 0;
     st.rtt_sum_s += double(std::max<int64_t>(0, arrived_ns - p.sent_ns)) * 1e-9;
   }
 }

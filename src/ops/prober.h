@@ -44,6 +44,9 @@ struct FlowStats {
   uint64_t sent = 0, received = 0, lost = 0;
   uint64_t send_errors = 0;  // of the lost: the kernel refused to send (no route, NIC down)
   uint64_t late = 0;         // replies after their probe was counted lost
+  // The latest probes lost one after another, none answered since: a 5-tuple a black
+  // hole catches loses every one, random loss of a few per cent seldom two in a row.
+  uint64_t lost_in_a_row = 0;
   double rtt_sum_s = 0;      // over the received
   bool fast = false;
 };

@@ -152,6 +152,7 @@ TEST(Prober, CountsRepliesRoundTripsAndLosses) {
   EXPECT_GE(ok.sent, 5u);
   EXPECT_GE(ok.received + 1, ok.sent);  // the last may still be in flight
   EXPECT_EQ(ok.lost, 0u);
+  EXPECT_EQ(ok.lost_in_a_row, 0u);
   EXPECT_GT(ok.rtt_sum_s, 0);
   EXPECT_LT(ok.rtt_sum_s / double(ok.received), 0.05);
   EXPECT_GE(s.echoed, ok.received);
@@ -159,6 +160,7 @@ TEST(Prober, CountsRepliesRoundTripsAndLosses) {
     const FlowStats& lost = s.flows[prober.flow_index(1, f)];
     EXPECT_EQ(lost.received, 0u);
     EXPECT_GE(lost.lost, 3u) << "flow " << f;
+    EXPECT_EQ(lost.lost_in_a_row, lost.lost) << "none answered: every loss is in the current run";
     // After its first loss the flow is probed at the fast rate: more probes than the slow
     // rate alone would send in 0.8 s (16).
     EXPECT_GT(lost.sent, 20u) << "flow " << f;

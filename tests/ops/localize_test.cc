@@ -126,11 +126,29 @@ TEST_F(LocalizeTest, LossWhoseFlowsHaveLostOneProbeEachMayYetBeABlackHole) {
   ASSERT_EQ(f.size(), 1u) << only(f);
   EXPECT_EQ(f[0].fault, "loss");
   EXPECT_TRUE(f[0].may_sharpen);
-  e_.counts[through[0]].lost = 2;  // a flow has lost two: past that first second
+  e_.counts[through[0]].lost = 2;  // a flow has lost two, not in a row: past that first second
   f = localize(plan_, e_);
   ASSERT_EQ(f.size(), 1u) << only(f);
   EXPECT_EQ(f[0].fault, "loss");
   EXPECT_FALSE(f[0].may_sharpen);
+  e_.counts[through[0]].lost_in_a_row = 2;  // ... its last two: the fast rate's first probes into a black hole
+  f = localize(plan_, e_);
+  ASSERT_EQ(f.size(), 1u) << only(f);
+  EXPECT_TRUE(f[0].may_sharpen);
+}
+
+TEST_F(LocalizeTest, TwoFlowsLosingEveryProbeNowAreABlackHoleBeforeTheirCountsCatchUp) {
+  const std::vector<size_t> through = crossing("tor2", "spine1");
+  every_other_five_tuple_loses(through, 1);
+  e_.counts[through[0]].lost = e_.counts[through[0]].lost_in_a_row = 4;
+  std::vector<Finding> f = localize(plan_, e_);
+  ASSERT_EQ(f.size(), 1u) << only(f);
+  EXPECT_EQ(f[0].fault, "loss") << "one flow's run is not enough";
+  e_.counts[through[2]].lost = e_.counts[through[2]].lost_in_a_row = 4;
+  f = localize(plan_, e_);
+  ASSERT_EQ(f.size(), 1u) << only(f);
+  EXPECT_EQ(f[0].component, "tor2:spine1 - spine1:tor2");
+  EXPECT_EQ(f[0].fault, "blackhole") << f[0].evidence;
 }
 
 TEST_F(LocalizeTest, RandomLossOnASpineLinkIsLossAtEveryRate) {
@@ -139,9 +157,14 @@ TEST_F(LocalizeTest, RandomLossOnASpineLinkIsLossAtEveryRate) {
   for (double rate : {0.002, 0.01, 0.05}) {
     for (unsigned seed = 1; seed <= 20; ++seed) {
       std::mt19937 rng(seed);
-      std::binomial_distribution<int> lose(100, rate);
-      for (FlowCount& c : e_.counts) c.lost = 0;
-      for (size_t i : crossing("tor2", "spine1")) e_.counts[i].lost = lose(rng);
+      std::bernoulli_distribution lose(rate);
+      for (FlowCount& c : e_.counts) c.lost = c.lost_in_a_row = 0;
+      for (size_t i : crossing("tor2", "spine1"))
+        for (int probe = 0; probe < 100; ++probe) {  // the run of losses it ends on counts too
+          const bool lost = lose(rng);
+          e_.counts[i].lost += lost;
+          e_.counts[i].lost_in_a_row = lost ? e_.counts[i].lost_in_a_row + 1 : 0;
+        }
       for (const Finding& f : localize(plan_, e_)) EXPECT_EQ(f.fault, "loss") << rate << " seed " << seed << ": " << f.evidence;
     }
   }
