@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # heal_throughput.sh: an xccl job through a fault the controller heals, on the routed
-# testbed (`xm ops deploy`: FRR, 4 hosts × 2 rails, SPINES spines, every link at the NICs'
-# rate) with `xm ops monitor`.
+# testbed (`xm ops deploy`: FRR, 4 hosts × 2 rails, SPINES spines, non-blocking unless
+# SPINE_RATE says otherwise) with `xm ops monitor`.
 #
 # Each trial starts a 16 MiB all-reduce loop (xccl-perf, every iteration checked), injects
 # the fault some seconds into it, and samples host 1's NIC byte counters every 20 ms
@@ -9,15 +9,18 @@
 # the time from the injection to the heal action (the controller's /api/actions) and from
 # the incident's opening to it (/api/incidents: healed_at - opened_at), and the
 # host's rate before the fault, between the fault and the heal, and after the heal, with
-# after / before. Two scenarios:
+# after / before. Three scenarios:
 #   spine  5 % loss on tor0's uplink to spine1; two ranks per host, each on its own NIC, a
 #          flat ring (half its hops cross rails, through the spines); healed by a drain
+#   spine-blackhole  the same job; tor0's uplink to spine1 drops half of the 5-tuples it
+#          sends (every packet of them); healed by a drain
 #   rail   5 % loss on host 1's nic0 cable; one rank per host on both NICs; healed by the
 #          rail advice xccl reads (XCCL_RAIL_ADVICE)
 # Drains are undone (`xm ops undrain --all`) and the fault removed between trials.
 #
 # Needs root. Build first (xm, xccl-perf). Knobs (env): TRIALS=3 SCENARIOS="spine rail"
-# LOSS=5% SPINES=4 NAME=hb BUILD_DIR=build/default OUT=bench/results (each trial's job log and
+# LOSS=5% SPINES=4 SPINE_RATE= (each ToR-spine link's rate, tc units; default non-blocking: a ToR's
+# NICs' total over its uplinks) NAME=hb BUILD_DIR=build/default OUT=bench/results (each trial's job log and
 # counters kept there) ITERS=6 (checked iterations: about 60 s of loop here) AT=8 (seconds into it)
 set -euo pipefail
 
@@ -30,6 +33,7 @@ NAME=${NAME:-hb}
 OUT=${OUT:-$ROOT/bench/results}
 ITERS=${ITERS:-6}
 SPINES=${SPINES:-4}
+SPINE_RATE=${SPINE_RATE:-}
 AT=${AT:-8}
 XM=$BUILD_DIR/src/xm
 PERF=$BUILD_DIR/tools/xccl-perf
@@ -49,7 +53,7 @@ trap cleanup EXIT
 
 printf 'name: heal\nservers: 4\nserver:\n  accelerators: 2\n  nics: 2\n  nic_gbps: 100\nfabric:\n  kind: rail-optimized\n  tor: {ports: 8, servers: 4, uplinks: %s}\n  agg: {count: %s, tors: 2, link: {gbps: 100}}\n' "$SPINES" "$SPINES" >"$work/spec.yaml"
 "$XM" testbed down --name "$NAME" >/dev/null 2>&1 || true
-"$XM" ops deploy "$work/spec.yaml" --name "$NAME" >/dev/null
+"$XM" ops deploy "$work/spec.yaml" --name "$NAME" ${SPINE_RATE:+--spine-rate "$SPINE_RATE"} >/dev/null
 "$XM" ops monitor --name "$NAME" >/dev/null
 port=$(cat "/run/xm-testbed/$NAME/monitor/controller.port")
 now() { date +%s.%N; }
@@ -58,6 +62,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 for scenario in $SCENARIOS; do
   case $scenario in
     spine) k=2 rails=own algo="XCCL_ALGO=all_reduce:ring" fault="--inject loss --at tor0:spine1 --value $LOSS" ;;
+    spine-blackhole) k=2 rails=own algo="XCCL_ALGO=all_reduce:ring" fault="--inject blackhole --at tor0:spine1 --value 50%" ;;
     rail) k=1 rails=all algo="" fault="--inject loss --at h1/nic0 --value $LOSS" ;;
     *) echo "heal_throughput: unknown scenario $scenario" >&2; exit 2 ;;
   esac
