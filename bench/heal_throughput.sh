@@ -61,11 +61,14 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else
 
 for scenario in $SCENARIOS; do
   case $scenario in
-    spine) k=2 rails=own algo="XCCL_ALGO=all_reduce:ring" fault="--inject loss --at tor0:spine1 --value $LOSS" ;;
-    spine-blackhole) k=2 rails=own algo="XCCL_ALGO=all_reduce:ring" fault="--inject blackhole --at tor0:spine1 --value 50%" ;;
-    rail) k=1 rails=all algo="" fault="--inject loss --at h1/nic0 --value $LOSS" ;;
+    spine) fault="--inject loss --at tor0:spine1 --value $LOSS" ;;
+    spine-blackhole) fault="--inject blackhole --at tor0:spine1 --value 50%" ;;
+    rail) fault="--inject loss --at h1/nic0 --value $LOSS" ;;
     *) echo "heal_throughput: unknown scenario $scenario" >&2; exit 2 ;;
   esac
+  # The spine faults' job is a flat ring whose cross-rail hops go through the spines; the
+  # rail fault's job has one rank per host striping over both NICs.
+  if [ "$scenario" = rail ]; then k=1 rails=all algo=""; else k=2 rails=own algo="XCCL_ALGO=all_reduce:ring"; fi
   echo "### $scenario: $fault ($k rank(s) per host, --rails $rails), $TRIALS trials"
   echo
   echo "| trial | healed after (s) | located to healed (s) | heal | before (MB/s) | fault to heal (MB/s) | after heal (MB/s) | after / before | exact |"
