@@ -22,6 +22,7 @@
 # LOSS=5% SPINES=4 SPINE_RATE= (each ToR-spine link's rate, tc units; default non-blocking: a ToR's
 # NICs' total over its uplinks) NAME=hb BUILD_DIR=build/default OUT=bench/results (each trial's job log and
 # counters kept there) ITERS=6 (checked iterations: about 60 s of loop here) AT=8 (seconds into it)
+# MONITOR_ARGS= (more options of `xm ops monitor`, e.g. "--scrape-interval 0.5")
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,6 +36,7 @@ ITERS=${ITERS:-6}
 SPINES=${SPINES:-4}
 SPINE_RATE=${SPINE_RATE:-}
 AT=${AT:-8}
+MONITOR_ARGS=${MONITOR_ARGS:-}
 XM=$BUILD_DIR/src/xm
 PERF=$BUILD_DIR/tools/xccl-perf
 COUNTERS=$ROOT/bench/rail_counters.py
@@ -54,7 +56,8 @@ trap cleanup EXIT
 printf 'name: heal\nservers: 4\nserver:\n  accelerators: 2\n  nics: 2\n  nic_gbps: 100\nfabric:\n  kind: rail-optimized\n  tor: {ports: 8, servers: 4, uplinks: %s}\n  agg: {count: %s, tors: 2, link: {gbps: 100}}\n' "$SPINES" "$SPINES" >"$work/spec.yaml"
 "$XM" testbed down --name "$NAME" >/dev/null 2>&1 || true
 "$XM" ops deploy "$work/spec.yaml" --name "$NAME" ${SPINE_RATE:+--spine-rate "$SPINE_RATE"} >/dev/null
-"$XM" ops monitor --name "$NAME" >/dev/null
+# shellcheck disable=SC2086
+"$XM" ops monitor --name "$NAME" $MONITOR_ARGS >/dev/null
 port=$(cat "/run/xm-testbed/$NAME/monitor/controller.port")
 now() { date +%s.%N; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "nan" }'; }

@@ -58,7 +58,11 @@ void add_agent(CLI::App& ops, int& exit_code) {
   cmd->add_option("--flows", p.flows, "5-tuples per cross-rail pair, to cover the ECMP paths")->capture_default_str();
   cmd->add_option("--cross-rail-peers", a->options.mesh.cross_rail_peers, "cross-rail peers per NIC")
       ->capture_default_str();
-  cmd->add_option("--interval", p.interval_s, "seconds between probes of a healthy flow")->capture_default_str();
+  cmd->add_option("--interval", p.interval_s, "seconds between probes of a healthy flow, at most")->capture_default_str();
+  cmd->add_option("--budget", p.budget_per_s,
+                  "probes a second a healthy agent may send: a small fabric spends it on more flows, then a shorter "
+                  "interval (0: --flows and --interval exactly)")
+      ->capture_default_str();
   cmd->add_option("--fast-interval", p.fast_interval_s, "seconds between probes of a suspect flow")
       ->capture_default_str();
   cmd->add_option("--hold", p.suspect_hold_s, "seconds a flow stays suspect after its last loss")->capture_default_str();
@@ -66,8 +70,9 @@ void add_agent(CLI::App& ops, int& exit_code) {
   cmd->callback([a, &exit_code] {
     auto fail = failure_reporter("agent", exit_code);
     const ops::ProberOptions& p = a->options.prober;
-    if (!(p.interval_s > 0) || !(p.fast_interval_s > 0) || !(p.timeout_s > 0) || p.flows == 0 || p.flows > 64)
-      return fail("--interval, --fast-interval and --timeout must be > 0, --flows 1-64", 2);
+    if (!(p.interval_s > 0) || !(p.fast_interval_s > 0) || !(p.timeout_s > 0) || p.flows == 0 || p.flows > 64 ||
+        !(p.budget_per_s >= 0))
+      return fail("--interval, --fast-interval and --timeout must be > 0, --flows 1-64, --budget >= 0", 2);
     Result<ops::FabricPlan> plan = ops::load_plan_dir(a->plan);
     if (!plan) return fail(plan.error().message, 2);
     if (!plan->find(a->options.host)) return fail("no host or switch \"" + a->options.host + "\" in the plan " + a->plan, 2);
@@ -89,8 +94,10 @@ void add_agent(CLI::App& ops, int& exit_code) {
     }
     (*server)->start();
     if (!announce_daemon(g_stop, a->port_file, (*server)->port())) return fail("cannot write " + a->port_file, 1);
+    const ops::ProberOptions& runs = agent->prober().options();
     std::cerr << "xm ops agent: " << a->options.host << ": probing " << agent->prober().targets().size()
-              << " peer NICs; metrics on " << (*server)->address().str() << "/metrics\n";
+              << " peer NICs (" << runs.flows << " flows per cross-rail pair, every " << runs.interval_s
+              << " s); metrics on " << (*server)->address().str() << "/metrics\n";
     agent->run(g_stop);
     server->reset();  // stop serving before the agent it renders goes
   });
@@ -108,9 +115,12 @@ void add_monitor(CLI::App& ops, int& exit_code) {
                  "prints where each serves");
   cmd->add_option("--name", a->name, "testbed name")->capture_default_str();
   cmd->add_flag("--stop", a->stop, "stop the testbed's agents and Prometheus");
-  cmd->add_option("--interval", a->options.prober.interval_s, "agents: seconds between probes of a healthy flow")
+  cmd->add_option("--interval", a->options.prober.interval_s, "agents: seconds between probes of a healthy flow, at most")
       ->capture_default_str();
-  cmd->add_option("--flows", a->options.prober.flows, "agents: 5-tuples per cross-rail pair")->capture_default_str();
+  cmd->add_option("--flows", a->options.prober.flows, "agents: 5-tuples per cross-rail pair, at least")
+      ->capture_default_str();
+  cmd->add_option("--budget", a->options.prober.budget_per_s, "agents: probes a second a healthy agent may send")
+      ->capture_default_str();
   cmd->add_option("--scrape-interval", a->options.scrape_interval_s, "Prometheus: seconds between scrapes")
       ->capture_default_str();
   cmd->add_flag("!--no-controller", a->options.controller, "agents and Prometheus only");
@@ -121,8 +131,9 @@ void add_monitor(CLI::App& ops, int& exit_code) {
       std::cout << "stopped " << ops::stop_monitor(a->name) << " process(es) of testbed " << a->name << "'s monitor\n";
       return;
     }
-    if (!(a->options.prober.interval_s > 0) || !(a->options.scrape_interval_s > 0) || a->options.prober.flows == 0)
-      return fail("--interval and --scrape-interval must be > 0, --flows at least 1", 2);
+    if (!(a->options.prober.interval_s > 0) || !(a->options.scrape_interval_s > 0) || a->options.prober.flows == 0 ||
+        !(a->options.prober.budget_per_s >= 0))
+      return fail("--interval and --scrape-interval must be > 0, --flows at least 1, --budget >= 0", 2);
     Result<testbed::Plan> tb = testbed::load_state(a->name);
     if (!tb) return fail(tb.error().message, 2);
     Result<ops::Monitor> m = ops::start_monitor(*tb, a->options);

@@ -117,10 +117,41 @@ Status Controller::count_probes(double window_s, Evidence& e) {
   for (auto& [end, port] : e.ports) port.queue_drops = 0;
   for (const PromSample& s : *drops)
     if (auto it = e.ports.find(Endpoint{s.label("host"), s.label("device")}); it != e.ports.end()) it->second.queue_drops = s.value;
+  return count_since_settled(window_s, e);
+}
+
+Status Controller::count_since_settled(double window_s, Evidence& e) {
+  // A flow whose routing changed (settle()) is no evidence while it settles; after that,
+  // until the window has slid past the settling, its counts are those since it settled:
+  // the controller's own note of its counters then, against their value now.
   const double now = unix_seconds();
   settled_at_.resize(flows_.size(), 0);
-  e.settled.resize(flows_.size());
-  for (size_t i = 0; i < flows_.size(); ++i) e.settled[i] = now - settled_at_[i] < window_s + options_.settle_s;
+  settled_totals_.resize(flows_.size());
+  e.settled.assign(flows_.size(), false);
+  std::vector<size_t> since;  // settled, and the window reaches back into it
+  for (size_t i = 0; i < flows_.size(); ++i) {
+    const double age = now - settled_at_[i];
+    if (age < options_.settle_s) e.settled[i] = true;
+    else if (age < window_s + options_.settle_s) since.push_back(i);
+  }
+  if (since.empty()) return Status::Ok();
+  std::vector<FlowCount> totals(flows_.size());
+  for (auto [metric, field] : {std::pair{"xm_probe_sent_total", &FlowCount::sent}, std::pair{"xm_probe_lost_total", &FlowCount::lost},
+                               std::pair{"xm_probe_late_total", &FlowCount::late}}) {
+    Result<std::vector<PromSample>> now_total = prometheus_.query(metric);
+    if (!now_total) return Error{now_total.error().message};
+    for (const PromSample& s : *now_total)
+      if (auto it = flow_index_.find(flow_key(s)); it != flow_index_.end()) totals[it->second].*field = s.value;
+  }
+  for (size_t i : since) {
+    Settled& from = settled_totals_[i];
+    if (from.of != settled_at_[i]) from = Settled{settled_at_[i], totals[i]};  // settled just now: counting starts
+    FlowCount& c = e.counts[i];
+    auto after = [](double total, double then) { return total >= then ? total - then : total; };  // an agent restarted
+    c.sent = after(totals[i].sent, from.totals.sent);
+    c.lost = after(totals[i].lost, from.totals.lost);
+    c.late = after(totals[i].late, from.totals.late);
+  }
   return Status::Ok();
 }
 

@@ -114,6 +114,9 @@ class Controller {
   // The probes' counts and the queues' drops over `window_s` into `e`, tracing the
   // probes' paths when due.
   Status count_probes(double window_s, Evidence& e);
+  // Of the flows settle() named: which are no evidence yet, and the counts of those whose
+  // window still reaches back to it.
+  Status count_since_settled(double window_s, Evidence& e);
   Status trace();
   void update(const std::vector<Finding>& findings, double now);
   // Marks the flows whose paths cross `cables` settled from now.
@@ -150,6 +153,14 @@ class Controller {
   std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
   std::map<uint32_t, double> planned_bps_;
   std::vector<double> settled_at_;  // by flow: when its path last crossed a cable the counters named
+  // By flow: its counters once routing had settled after settled_at_ (at `of`, that
+  // settling's stamp): while a window still reaches back into the settling, the flow's
+  // counts are those since, not none.
+  struct Settled {
+    double of = -1;
+    FlowCount totals;
+  };
+  std::vector<Settled> settled_totals_;
 
   std::mutex heal_mu_;     // one healing at a time: the evaluations' and an operator's
   mutable std::mutex mu_;  // guards what follows

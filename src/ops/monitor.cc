@@ -113,7 +113,7 @@ Result<Monitor> start_monitor(const testbed::Plan& plan, const MonitorOptions& o
     Result<int> pid = testbed::start_daemon(
         {binary, "ops", "agent", "--plan", testbed::plan_dir(plan.name), "--host", device, "--netns", netns,
          "--listen", "127.0.0.1:0", "--port-file", hd + "/agent.port", "--probe-port", std::to_string(p.port),
-         "--flows", std::to_string(p.flows), "--interval", trimmed(p.interval_s, 6), "--fast-interval",
+         "--flows", std::to_string(p.flows), "--budget", trimmed(p.budget_per_s, 6), "--interval", trimmed(p.interval_s, 6), "--fast-interval",
          trimmed(p.fast_interval_s, 6), "--hold", trimmed(p.suspect_hold_s, 6), "--timeout", trimmed(p.timeout_s, 6)},
         hd + "/agent.log", hd + "/agent.pid");
     if (!pid) return fail(device + ": " + pid.error().message);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -59,9 +60,23 @@ std::chrono::steady_clock::duration span(double s) {
 
 }  // namespace
 
+ProberOptions within_budget(const ProberOptions& asked, const std::vector<ProbeTarget>& targets) {
+  ProberOptions o = asked;
+  o.flows = std::max<uint32_t>(o.flows, 1);
+  if (!(o.budget_per_s > 0) || targets.empty()) return o;
+  const double cross = double(std::count_if(targets.begin(), targets.end(), [](const ProbeTarget& t) { return t.cross_rail; }));
+  const double rail = double(targets.size()) - cross;
+  if (cross > 0) {  // the flows one interval of the budget pays for
+    const double spare = std::floor((o.budget_per_s * o.interval_s - rail) / cross);
+    if (spare > double(o.flows)) o.flows = uint32_t(std::min(spare, double(std::max(kBudgetFlows, o.flows))));
+  }
+  const double per_interval = rail + cross * double(o.flows);
+  o.interval_s = std::min(o.interval_s, std::max(o.fast_interval_s, per_interval / o.budget_per_s));
+  return o;
+}
+
 Prober::Prober(std::vector<ProbeTarget> targets, const ProberOptions& options)
-    : targets_(std::move(targets)), options_(options) {
-  options_.flows = std::max<uint32_t>(options_.flows, 1);
+    : targets_(std::move(targets)), options_(within_budget(options, targets_)) {
   options_.payload_bytes = std::max<uint32_t>(options_.payload_bytes, sizeof(Header));
   packet_.resize(options_.payload_bytes);
   std::map<uint32_t, size_t> nic_of;  // address -> index in nics_

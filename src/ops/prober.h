@@ -13,7 +13,9 @@
 //
 // The rate adapts: every flow is probed once per `interval_s`; a loss makes the flow and
 // every flow of its local NIC fast (`fast_interval_s`) until `suspect_hold_s` pass
-// without one. Sockets bind with IP_FREEBIND, so a NIC whose address is missing (down,
+// without one. A fabric too small to spend the healthy agent's budget (`budget_per_s`)
+// at those settings gets more of both (within_budget()): where few pairs cross a cable,
+// few fixed 5-tuples cross it, and a black hole may catch none of them. Sockets bind with IP_FREEBIND, so a NIC whose address is missing (down,
 // misconfigured) fails its probes rather than the agent.
 #pragma once
 
@@ -32,8 +34,11 @@ namespace xm::ops {
 
 struct ProberOptions {
   uint16_t port = 7947;
-  uint32_t flows = 4;  // per cross-rail pair
-  double interval_s = 1.0;
+  uint32_t flows = 4;  // per cross-rail pair, at least
+  double interval_s = 1.0;  // at most
+  // Probes a second a healthy agent may send (0: exactly the flows and interval above).
+  // 180 leaves a 16 x 8 fabric's agents as they are (184 flows once a second).
+  double budget_per_s = 180;
   double fast_interval_s = 0.1;
   double suspect_hold_s = 10;
   double timeout_s = 0.5;
@@ -58,6 +63,14 @@ struct ProberSnapshot {
   uint64_t lag_count = 0;
 };
 
+// What a prober of `targets` runs at: the budget a small fabric leaves at the asked
+// interval is spent first on more 5-tuples per cross-rail pair (up to kBudgetFlows), so
+// that some cross each uplink's hash buckets, then on a shorter interval (down to
+// fast_interval_s), so that a loss is seen sooner. Never fewer flows, nor a longer
+// interval, than `asked`.
+constexpr uint32_t kBudgetFlows = 16;
+ProberOptions within_budget(const ProberOptions& asked, const std::vector<ProbeTarget>& targets);
+
 class Prober {
  public:
   // Opens every socket in the calling thread's network namespace.
@@ -70,6 +83,7 @@ class Prober {
   void run(const std::atomic<bool>& stop);
 
   const std::vector<ProbeTarget>& targets() const { return targets_; }
+  const ProberOptions& options() const { return options_; }  // within_budget() of those asked
   uint32_t flows_of(size_t target) const { return targets_[target].cross_rail ? options_.flows : 1; }
   size_t flow_index(size_t target, uint32_t flow) const { return flow_base_[target] + flow; }
   ProberSnapshot snapshot() const;

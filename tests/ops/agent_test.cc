@@ -75,6 +75,44 @@ TEST(ProbeTargets, CrossRailPairsCoverEveryOrderedPairOfRailsAcrossTheHosts) {
   EXPECT_EQ(to.size(), 8u);
 }
 
+TEST(ProbeBudget, LeavesA16x8FabricAsItIsAndSpendsASmallOnesOnFlowsThenRate) {
+  ProberOptions asked;  // the defaults: 4 flows, 1 s, 0.1 s fast, 180 probes a second
+  Result<std::vector<ProbeTarget>> big = probe_targets(plan_of(16, 8), "h3");
+  ASSERT_TRUE(big);
+  ProberOptions o = within_budget(asked, *big);  // 120 rail + 16 cross-rail pairs x 4 = 184 a second
+  EXPECT_EQ(o.flows, 4u);
+  EXPECT_DOUBLE_EQ(o.interval_s, 1.0);
+
+  Result<std::vector<ProbeTarget>> small = probe_targets(plan_of(4, 2), "h1");
+  ASSERT_TRUE(small);
+  ASSERT_EQ(small->size(), 6u + 4u);  // 2 NICs x 3 rail peers, 2 NICs x 2 cross-rail peers
+  o = within_budget(asked, *small);
+  EXPECT_EQ(o.flows, kBudgetFlows);  // (180 - 6) / 4 = 43 would do: capped
+  EXPECT_NEAR(o.interval_s, (6.0 + 4.0 * kBudgetFlows) / 180, 1e-9);
+  EXPECT_NEAR((6.0 + 4.0 * o.flows) / o.interval_s, 180, 1e-6) << "the budget spent, no more";
+
+  ProberOptions exact = asked;
+  exact.budget_per_s = 0;
+  o = within_budget(exact, *small);
+  EXPECT_EQ(o.flows, 4u);
+  EXPECT_DOUBLE_EQ(o.interval_s, 1.0);
+
+  ProberOptions faster = asked;  // a shorter interval asked: fewer flows fit its budget
+  faster.interval_s = 0.2;
+  o = within_budget(faster, *small);
+  EXPECT_EQ(o.flows, 7u);  // (180 x 0.2 - 6) / 4
+  EXPECT_NEAR(o.interval_s, (6.0 + 4.0 * 7) / 180, 1e-9);
+
+  ProberOptions more = asked;  // never fewer flows nor a longer interval than asked
+  more.flows = 32;
+  more.interval_s = 0.2;
+  o = within_budget(more, *small);
+  EXPECT_EQ(o.flows, 32u);
+  EXPECT_DOUBLE_EQ(o.interval_s, 0.2);
+  more.budget_per_s = 10000;  // more than the fast rate: the interval stops there
+  EXPECT_DOUBLE_EQ(within_budget(more, *small).interval_s, asked.fast_interval_s);
+}
+
 TEST(ProbeTargets, UnknownHostIsAnError) {
   FabricPlan plan = plan_of(4, 2);
   Result<std::vector<ProbeTarget>> t = probe_targets(plan, "h9");
@@ -133,6 +171,7 @@ std::vector<ProbeTarget> loopback_targets() {
 TEST(Prober, CountsRepliesRoundTripsAndLosses) {
   ProberOptions o;
   o.port = uint16_t(20000 + ::getpid() % 20000);
+  o.budget_per_s = 0;  // exactly these flows and rates
   o.flows = 2;
   o.interval_s = 0.05;
   o.fast_interval_s = 0.01;

@@ -116,9 +116,12 @@ TEST_F(MonitorLive, PrometheusScrapesEveryAgentAndItsMetricsPassPromtool) {
 }
 
 TEST_F(MonitorLive, AHealthyFabricLosesNoProbe) {
-  // Every flow answered: 3 rail peers x 2 NICs + 2 x 2 cross-rail peers x 4 flows per host.
-  ASSERT_TRUE(eventually("count(increase(xm_probe_received_total[3s]) > 0)", [](double v) { return v == 4 * (6 + 16); }, 10))
-      << scalar("count(increase(xm_probe_received_total[3s]) > 0)");
+  // Every flow answered: 3 rail peers x 2 NICs + 2 x 2 cross-rail peers x at least 4 flows
+  // per host (the agents' budget buys more on a fabric this small).
+  const double flows = scalar("count(xm_probe_sent_total)");
+  EXPECT_GE(flows, 4 * (6 + 16));
+  ASSERT_TRUE(eventually("count(increase(xm_probe_received_total[3s]) > 0)", [&](double v) { return v == flows; }, 10))
+      << scalar("count(increase(xm_probe_received_total[3s]) > 0)") << " of " << flows;
   // (agents started one after another: a probe to one not yet up was lost; not since)
   EXPECT_TRUE(eventually("sum(increase(xm_probe_lost_total[4s]))", [](double v) { return v == 0; }, 10))
       << query("increase(xm_probe_lost_total[4s]) > 0").size() << " flows lost probes";
@@ -167,7 +170,7 @@ json located(const std::string& name, const std::string& component, const std::s
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
   for (;;) {
     for (const json& i : open_incidents(name))
-      if (i["fault"] == fault && i["component"].get<std::string>().find(component) != std::string::npos) return i;
+      if ((fault.empty() || i["fault"] == fault) && i["component"].get<std::string>().find(component) != std::string::npos) return i;
     if (std::chrono::steady_clock::now() > deadline) return nullptr;
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
@@ -201,6 +204,7 @@ TEST_F(MonitorLive, LocateNamesEachInjectedFaultAndNothingElse) {
   ASSERT_EQ(xm("testbed fault --name " + name_ + " --undo").exit_code, 0);
   // Undone by the operator: the sessions come back up.
   shell::Outcome undrain = xm("ops undrain --all --name " + name_);
+  const auto undrained = std::chrono::steady_clock::now();
   EXPECT_EQ(undrain.exit_code, 0) << undrain.out;
   EXPECT_NE(undrain.out.find("restored tor1:spine1 - spine1:tor1"), std::string::npos) << undrain.out;
   EXPECT_EQ(xm("ops undrain --all --name " + name_).exit_code, 1);  // nothing left
@@ -208,6 +212,16 @@ TEST_F(MonitorLive, LocateNamesEachInjectedFaultAndNothingElse) {
   while (bgp_summary(name_, "spine1").find("Idle") != std::string::npos && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   EXPECT_EQ(bgp_summary(name_, "spine1").find("Idle"), std::string::npos) << bgp_summary(name_, "spine1");
+
+  // A fault right after the undrain, on the other spine: the flows the reopened session
+  // moves (every flow through tor1's uplinks) are no evidence while routing settles, 5 s,
+  // and are again from then on, not only once the 10 s window has slid past the undrain.
+  ASSERT_EQ(xm("testbed fault --name " + name_ + " --inject blackhole --at spine0:tor1 --value 50%").exit_code, 0);
+  const double since_undrain = std::chrono::duration<double>(std::chrono::steady_clock::now() - undrained).count();
+  json next = located(name_, "spine0:tor1", "", 14 - since_undrain);
+  EXPECT_FALSE(next.is_null()) << "not within 14 s of the undrain\n" << xm("ops locate --all --name " + name_).out;
+  ASSERT_EQ(xm("testbed fault --name " + name_ + " --undo").exit_code, 0);
+  xm("ops undrain --all --name " + name_);
 
   ASSERT_EQ(xm("testbed fault --name " + name_ + " --inject nic-down --at h2/nic1").exit_code, 0);
   json nic = located(name_, "h2/nic1", "nic-down", 10);
@@ -222,13 +236,14 @@ TEST_F(MonitorLive, LocateNamesEachInjectedFaultAndNothingElse) {
   const json all = json::parse(xm("ops locate --json --all --name " + name_).out);
   for (const json& i : all["incidents"]) {
     const std::string c = i["component"];
-    EXPECT_TRUE(c == "h2/nic1" || c.find("spine1:tor") != std::string::npos) << i.dump();
+    EXPECT_TRUE(c == "h2/nic1" || c.find("spine1:tor") != std::string::npos || c.find("spine0:tor") != std::string::npos)
+        << i.dump();
   }
   const std::string count =
       R"py(python3 -c 'import sqlite3, sys; print(sqlite3.connect(sys.argv[1]).execute()py"
-      R"py("select count(*) from incidents where fault in (?, ?)", ("blackhole", "nic-down")).fetchone()[0])' )py";
+      R"py("select count(distinct component) from incidents").fetchone()[0])' )py";
   shell::Outcome rows = shell::run(count + "/run/xm-testbed/" + name_ + "/plan/inventory.sqlite", true);
-  EXPECT_EQ(rows.out, "2\n") << rows.out;
+  EXPECT_EQ(rows.out, "3\n") << rows.out;
   // ... and so is every heal action: the drains, the operator's undrains, the rail advice for h2's NIC.
   const std::string actions =
       R"py(python3 -c 'import sqlite3, sys; print(*sqlite3.connect(sys.argv[1]).execute()py"
