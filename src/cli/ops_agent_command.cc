@@ -121,7 +121,7 @@ void add_monitor(CLI::App& ops, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--budget", a->options.prober.budget_per_s, "agents: probes a second a healthy agent may send")
       ->capture_default_str();
-  cmd->add_option("--scrape-interval", a->options.scrape_interval_s, "Prometheus: seconds between scrapes")
+  cmd->add_option("--scrape-interval", a->options.scrape_interval_s, "Prometheus: seconds between scrapes, and the controller's between evaluations")
       ->capture_default_str();
   cmd->add_flag("!--no-controller", a->options.controller, "agents and Prometheus only");
   cmd->callback([a, &exit_code] {
@@ -131,9 +131,9 @@ void add_monitor(CLI::App& ops, int& exit_code) {
       std::cout << "stopped " << ops::stop_monitor(a->name) << " process(es) of testbed " << a->name << "'s monitor\n";
       return;
     }
-    if (!(a->options.prober.interval_s > 0) || !(a->options.scrape_interval_s > 0) || a->options.prober.flows == 0 ||
+    if (!(a->options.prober.interval_s > 0) || !(a->options.scrape_interval_s >= 0.1) || a->options.prober.flows == 0 ||
         !(a->options.prober.budget_per_s >= 0))
-      return fail("--interval and --scrape-interval must be > 0, --flows at least 1, --budget >= 0", 2);
+      return fail("--interval must be > 0, --scrape-interval at least 0.1, --flows at least 1, --budget >= 0", 2);
     Result<testbed::Plan> tb = testbed::load_state(a->name);
     if (!tb) return fail(tb.error().message, 2);
     Result<ops::Monitor> m = ops::start_monitor(*tb, a->options);

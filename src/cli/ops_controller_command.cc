@@ -66,6 +66,8 @@ void add_controller(CLI::App& ops, int& exit_code) {
   cmd->add_option("--port-file", a->port_file, "write the port it listens on here once it listens");
   cmd->add_option("--prometheus-port", a->options.prometheus_port,
                   "Prometheus on 127.0.0.1 (default: the one `xm ops monitor` started)");
+  cmd->add_option("--tick", a->options.tick_s, "seconds between evaluations (`xm ops monitor`: its scrape interval)")
+      ->capture_default_str();
   cmd->add_option("--window", a->options.window_s, "seconds of probe counts a decision looks at")->capture_default_str();
   cmd->add_option("--clear-after", a->options.clear_after_s, "seconds without evidence before an incident closes")
       ->capture_default_str();
@@ -80,9 +82,11 @@ void add_controller(CLI::App& ops, int& exit_code) {
   cmd->callback([a, &exit_code] {
     auto fail = failure_reporter("controller", exit_code);
     if (!testbed::is_root()) return fail(testbed::root_required().message, 1);
-    if (!(a->options.window_s >= 2) || !(a->options.clear_after_s > 0) || !(a->options.restore_after_s >= 0) ||
-        !(a->options.stale_after_s > a->options.tick_s))
-      return fail("--window must be at least 2 seconds, --clear-after > 0, --restore-after >= 0, --stale-after > 1", 2);
+    if (!(a->options.tick_s >= 0.1) || !(a->options.window_s >= 2) || !(a->options.clear_after_s > 0) ||
+        !(a->options.restore_after_s >= 0) || !(a->options.stale_after_s > a->options.tick_s))
+      return fail("--tick must be at least 0.1 seconds, --window at least 2, --clear-after > 0, --restore-after >= 0, "
+                  "--stale-after > --tick",
+                  2);
     Result<testbed::Plan> tb = testbed::load_state(a->name);
     if (!tb) return fail(tb.error().message, 2);
     Result<ops::FabricPlan> plan = ops::load_plan_dir(testbed::plan_dir(a->name));

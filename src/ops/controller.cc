@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -436,14 +437,30 @@ void Controller::write_advice() {
 }
 
 void Controller::run(const std::atomic<bool>& stop) {
-  auto next = Clock::now();
+  const auto tick = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.tick_s));
+  auto next = Clock::now() + tick;
   while (!stop.load()) {
     (void)evaluate();
-    next += std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options_.tick_s));
     const auto now = Clock::now();
     if (next < now) next = now;
-    while (!stop.load() && Clock::now() < next) std::this_thread::sleep_for(std::min<Clock::duration>(next - Clock::now(), std::chrono::milliseconds(100)));
+    // A loss held for its class is decided when its wait ends, not at the next tick: the
+    // drain stays within a second of the localization.
+    const double held_s = hold_left_s();
+    const bool held = held_s < std::chrono::duration<double>(next - now).count();
+    const auto wake = held ? now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::max(held_s, 0.01))) : next;
+    while (!stop.load() && Clock::now() < wake) std::this_thread::sleep_for(std::min<Clock::duration>(wake - Clock::now(), std::chrono::milliseconds(100)));
+    if (!held) next += tick;
   }
+}
+
+double Controller::hold_left_s() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  double left = std::numeric_limits<double>::infinity();
+  const double now = unix_seconds();
+  for (const Incident& i : incidents_)
+    if (i.closed_at == 0 && i.finding.network && i.finding.may_sharpen && i.healed_fault.empty())
+      left = std::min(left, i.opened_at + options_.sharpen_s - now);
+  return left;
 }
 
 std::vector<Incident> Controller::incidents() const {

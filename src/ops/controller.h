@@ -57,9 +57,10 @@ struct ControllerOptions {
   bool heal = true;
   double restore_after_s = 60;
   // A loss that may yet be a black hole's first second (Finding::may_sharpen) waits this
-  // long, one more scrape, for its class before it is drained: once drained it carries
-  // no probes and its class is fixed. The wait ends sooner when it sharpens.
-  double sharpen_s = 0.8;
+  // long, for a scrape more, for its class before it is drained: once drained it carries
+  // no probes and its class is fixed. The wait ends sooner when it sharpens; when it ends,
+  // an evaluation decides, not the next tick's (with a drain's vtysh calls, within 1 s).
+  double sharpen_s = 0.6;
   std::string rail_advice;  // the file xccl reads (XCCL_RAIL_ADVICE); empty: none
   // Seconds without a complete evaluation (Prometheus unreachable, an evaluation stuck)
   // after which the controller calls its own incidents stale: "no incident" is then not
@@ -118,6 +119,9 @@ class Controller {
   // window still reaches back to it.
   Status count_since_settled(double window_s, Evidence& e);
   Status trace();
+  // Seconds until the earliest held loss (ControllerOptions::sharpen_s) must be healed;
+  // infinity when none is held.
+  double hold_left_s() const;
   void update(const std::vector<Finding>& findings, double now);
   // Marks the flows whose paths cross `cables` settled from now.
   void settle(const std::vector<uint32_t>& cables);

@@ -166,7 +166,7 @@ Result<Monitor> start_monitor(const testbed::Plan& plan, const MonitorOptions& o
   fs::remove(dir + "/controller.port", ec);
   Result<int> controller = testbed::start_daemon(
       {binary, "ops", "controller", "--name", plan.name, "--prometheus-port", std::to_string(m.prometheus_port),
-       "--listen", "127.0.0.1:0", "--port-file", dir + "/controller.port"},
+       "--listen", "127.0.0.1:0", "--port-file", dir + "/controller.port", "--tick", trimmed(options.scrape_interval_s, 6)},
       dir + "/controller.log", dir + "/controller.pid");
   if (!controller) return fail("controller: " + controller.error().message);
   const auto listening_by = Clock::now() + std::chrono::seconds(10);

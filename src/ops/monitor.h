@@ -26,7 +26,7 @@ namespace xm::ops {
 struct MonitorOptions {
   std::string agent_binary;  // the xm that runs `ops agent`; default: this process's
   ProberOptions prober;      // what every agent is started with
-  double scrape_interval_s = 1;
+  double scrape_interval_s = 1;  // Prometheus's, and the controller's between evaluations
   bool controller = true;
 };
 
