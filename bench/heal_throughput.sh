@@ -22,7 +22,8 @@
 # LOSS=5% SPINES=4 SPINE_RATE= (each ToR-spine link's rate, tc units; default non-blocking: a ToR's
 # NICs' total over its uplinks) NAME=hb BUILD_DIR=build/default OUT=bench/results (each trial's job log and
 # counters kept there) ITERS=6 (checked iterations: about 60 s of loop here) AT=8 (seconds into it)
-# MONITOR_ARGS= (more options of `xm ops monitor`, e.g. "--scrape-interval 0.5")
+# MONITOR_ARGS= (more options of `xm ops monitor`, e.g. "--scrape-interval 0.5") SOCKETS=1 (the job's
+# XCCL_TCP_SOCKETS_PER_RAIL: more 5-tuples per rail for ECMP to spread over the spines)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -37,6 +38,7 @@ SPINES=${SPINES:-4}
 SPINE_RATE=${SPINE_RATE:-}
 AT=${AT:-8}
 MONITOR_ARGS=${MONITOR_ARGS:-}
+SOCKETS=${SOCKETS:-1}
 XM=$BUILD_DIR/src/xm
 PERF=$BUILD_DIR/tools/xccl-perf
 COUNTERS=$ROOT/bench/rail_counters.py
@@ -82,7 +84,7 @@ for scenario in $SCENARIOS; do
     ip netns exec "xm-$NAME-h1" python3 "$COUNTERS" sample --every 0.02 --out "$csv" &
     sampler=$!
     env XCCL_DEBUG=WARN "$XM" testbed run --name "$NAME" --timeout 300 -k $k --rails $rails -- \
-      env $algo "$PERF" all_reduce -b 16M -e 16M -n 1 -w 0 -c "$ITERS" >"$work/job.log" 2>&1 &
+      env $algo XCCL_TCP_SOCKETS_PER_RAIL="$SOCKETS" "$PERF" all_reduce -b 16M -e 16M -n 1 -w 0 -c "$ITERS" >"$work/job.log" 2>&1 &
     job=$!
     sleep "$AT"
     actions_before=$(curl -s "127.0.0.1:$port/api/actions" | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["actions"]))')

@@ -157,7 +157,9 @@ Status Comm::connect(const JobId& job) {
 
   // Round 1: where every rank lives and how to reach it over TCP.
   const std::string me = host_id();
-  Result<std::vector<Rail>> rails = parse_rails(settings_.rails, bootstrap_->local_address());
+  Result<std::vector<Rail>> nics = parse_rails(settings_.rails, bootstrap_->local_address());
+  if (!nics) return nics.error();
+  Result<std::vector<Rail>> rails = with_sockets_per_rail(*nics, settings_.tcp_sockets_per_rail);
   if (!rails) return rails.error();
   Result<std::vector<net::Fd>> listeners = listen_on_rails(*rails);
   if (!listeners) return listeners.error();

@@ -38,10 +38,11 @@ Result<Settings> settings_from_environment() {
   auto lazy = integer("XCCL_RUNTIME_CONNECT", 0, 1, 1);
   auto stripe = integer("XCCL_TCP_STRIPE_BYTES", 4096, 1ll << 30, (long long)s.tcp_stripe_bytes);
   auto window = integer("XCCL_TCP_WINDOW_BYTES", 1 << 16, 1ll << 30, (long long)s.tcp_window_bytes);
+  auto sockets = integer("XCCL_TCP_SOCKETS_PER_RAIL", 1, kMaxSocketsPerRail, s.tcp_sockets_per_rail);
   auto stall = integer("XCCL_RAIL_STALL_MS", 50, 600'000, s.rail_policy.stall.count());
   auto retry = integer("XCCL_RAIL_RETRY_MS", 1, 600'000, s.rail_policy.retry.count());
   auto hold = integer("XCCL_RAIL_HOLD_MS", 0, 600'000, s.rail_policy.hold.count());
-  for (auto* r : {&timeout, &init, &chunk, &fifo, &shm_off, &cma, &spread, &lazy, &stripe, &window, &stall, &retry, &hold})
+  for (auto* r : {&timeout, &init, &chunk, &fifo, &shm_off, &cma, &spread, &lazy, &stripe, &window, &sockets, &stall, &retry, &hold})
     if (!*r) return r->error();
   if ((*fifo & (*fifo - 1)) || (*fifo && *fifo < 4096))
     return Error{"XCCL_SHM_FIFO_BYTES=" + std::to_string(*fifo) + ": expected 0 (by ranks) or a power of two from 4096"};
@@ -58,6 +59,7 @@ Result<Settings> settings_from_environment() {
   s.runtime_connect = *lazy == 1;
   s.tcp_stripe_bytes = size_t(*stripe);
   s.tcp_window_bytes = size_t(*window);
+  s.tcp_sockets_per_rail = uint32_t(*sockets);
   s.rail_policy = {std::chrono::milliseconds(*stall), std::chrono::milliseconds(*retry), std::chrono::milliseconds(*hold)};
   if (const char* v = env("XCCL_RAILS")) s.rails = v;
   if (const char* v = env("XCCL_RAIL_ADVICE")) s.rail_advice = v;

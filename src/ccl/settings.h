@@ -25,6 +25,7 @@ struct Settings {
   std::string rail_advice;                             // XCCL_RAIL_ADVICE: rails to avoid (ccl/tcp/rail_advice.h)
   size_t tcp_stripe_bytes = kDefaultStripeBytes;       // XCCL_TCP_STRIPE_BYTES: unit of striping over rails
   size_t tcp_window_bytes = kDefaultWindowBytes;       // XCCL_TCP_WINDOW_BYTES: how far a sender runs ahead of its peer
+  uint32_t tcp_sockets_per_rail = 1;                   // XCCL_TCP_SOCKETS_PER_RAIL: connections per rail, for ECMP
   RailPolicy rail_policy;                              // XCCL_RAIL_STALL_MS, _RETRY_MS, _HOLD_MS (ccl/tcp/rails.h)
   std::string algorithms;                              // XCCL_ALGO: forced choices (tuner.h)
   std::string bootstrap_addr = "127.0.0.1";            // XCCL_BOOTSTRAP_ADDR: where xcclGetUniqueId listens

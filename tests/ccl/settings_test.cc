@@ -27,7 +27,7 @@ class Env {
                           "SLURM_NTASKS", "SLURM_LOCALID", "MASTER_ADDR", "MASTER_PORT", "XCCL_MASTER_ADDR",
                           "XCCL_MASTER_PORT", "XCCL_SECRET", "XCCL_SECRET_FILE", "XCCL_TIMEOUT_MS", "XCCL_SHM_FIFO_BYTES",
                           "XCCL_SHM_CMA", "XCCL_CPU_SPREAD", "XCCL_RUNTIME_CONNECT", "XCCL_TCP_WINDOW_BYTES",
-                          "XCCL_TCP_STRIPE_BYTES"})
+                          "XCCL_TCP_STRIPE_BYTES", "XCCL_TCP_SOCKETS_PER_RAIL"})
       unsetenv(k);
   }
 };
@@ -115,6 +115,16 @@ TEST(Settings, MalformedValuesNameTheVariable) {
   {
     Env e{{"XCCL_TCP_WINDOW_BYTES", "131072"}, {"XCCL_TCP_STRIPE_BYTES", "65536"}};
     EXPECT_EQ(settings_from_environment().value().tcp_window_bytes, 131072u);
+  }
+  for (const char* sockets : {"0", "17", "two"}) {
+    Env e{{"XCCL_TCP_SOCKETS_PER_RAIL", sockets}};
+    Result<Settings> s = settings_from_environment();
+    ASSERT_FALSE(s.ok()) << sockets;
+    EXPECT_NE(s.error().message.find(std::string("XCCL_TCP_SOCKETS_PER_RAIL=") + sockets), std::string::npos) << s.error().message;
+  }
+  {
+    Env e{{"XCCL_TCP_SOCKETS_PER_RAIL", "4"}};
+    EXPECT_EQ(settings_from_environment().value().tcp_sockets_per_rail, 4u);
   }
   for (const char* name : {"XCCL_SHM_CMA", "XCCL_CPU_SPREAD", "XCCL_RUNTIME_CONNECT"}) {  // switches: 0 or 1, nothing else
     Env e{{name, "yes"}};

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <thread>
 #include <unistd.h>
 
@@ -77,6 +78,45 @@ TEST(Rails, ParseAndRoundTrip) {
   EXPECT_TRUE(spare[1].spare);
   EXPECT_TRUE(decode_rails(encode_rails(spare)).value()[1].spare);
   EXPECT_FALSE(parse_rails("127.0.0.1@400/spares", "x").ok());
+}
+
+TEST(Rails, SocketsPerRailShareTheSpeedInRailOrder) {
+  auto nics = parse_rails("127.0.0.1@400,127.0.0.2@100/spare", "x").value();
+  auto rails = with_sockets_per_rail(nics, 4).value();
+  ASSERT_EQ(rails.size(), 8u);
+  for (size_t i = 0; i < rails.size(); ++i) {
+    EXPECT_EQ(rails[i].host, i < 4 ? "127.0.0.1" : "127.0.0.2") << i;
+    EXPECT_EQ(rails[i].gbps, i < 4 ? 100 : 25) << i;
+    EXPECT_EQ(rails[i].spare, i >= 4) << i;
+  }
+  EXPECT_EQ(with_sockets_per_rail(nics, 1).value().size(), 2u);
+  std::vector<Rail> many(8, nics[0]);
+  Result<std::vector<Rail>> too_many = with_sockets_per_rail(many, 16);
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_NE(too_many.error().message.find("128 connections per peer, at most 64"), std::string::npos) << too_many.error().message;
+}
+
+// Two sockets on each of two loopback rails: four connections, each its own source and
+// destination port (its own 5-tuple for ECMP), every one carrying its share.
+TEST(TcpTransport, SocketsPerRailAreConnectionsOfTheirOwn) {
+  RankPair pair("127.0.0.1@100,127.0.0.2@100");
+  pair.rails0 = pair.rails1 = with_sockets_per_rail(pair.rails0, 2).value();
+  pair.l0 = listen_on_rails(pair.rails0).value();
+  pair.l1 = listen_on_rails(pair.rails1).value();
+  pair.connect();
+  ASSERT_FALSE(HasFatalFailure());
+  TcpLink& a = *pair.links1.at(0);
+  TcpLink& b = *pair.links0.at(1);
+  ASSERT_EQ(a.rails(), 4u);
+  pump(a, b, 8 << 20);
+  ASSERT_FALSE(HasFatalFailure());
+  for (size_t r = 0; r < 4; ++r) {
+    EXPECT_GT(a.bytes_sent(r), (8u << 20) / 8) << "connection " << r;
+    EXPECT_EQ(b.bytes_received(r), a.bytes_sent(r)) << "connection " << r;
+  }
+  std::set<uint16_t> ports;  // the listeners' ports: one per connection
+  for (const Rail& r : pair.rails0) ports.insert(r.port);
+  EXPECT_EQ(ports.size(), 4u);
 }
 
 // Two ranks in threads over two loopback rails, with strangers knocking first.

@@ -38,8 +38,23 @@ Result<std::vector<Rail>> parse_rails(const std::string& text, const std::string
     if (r.host.empty()) return Error{"XCCL_RAILS: \"" + item + "\": empty address"};
     rails.push_back(r);
   }
-  if (rails.empty() || rails.size() > 64) return Error{"XCCL_RAILS: expected 1 to 64 rails"};
+  if (rails.empty() || rails.size() > kMaxRails) return Error{"XCCL_RAILS: expected 1 to " + std::to_string(kMaxRails) + " rails"};
   return rails;
+}
+
+Result<std::vector<Rail>> with_sockets_per_rail(const std::vector<Rail>& rails, uint32_t sockets) {
+  if (sockets <= 1) return rails;
+  if (rails.size() * sockets > kMaxRails)
+    return Error{"XCCL_TCP_SOCKETS_PER_RAIL=" + std::to_string(sockets) + " with " + std::to_string(rails.size()) +
+                 " rails: " + std::to_string(rails.size() * sockets) + " connections per peer, at most " + std::to_string(kMaxRails)};
+  std::vector<Rail> out;
+  for (const Rail& r : rails)
+    for (uint32_t j = 0; j < sockets; ++j) {
+      Rail share = r;
+      share.gbps = r.gbps / double(sockets);
+      out.push_back(share);
+    }
+  return out;
 }
 
 std::string encode_rails(const std::vector<Rail>& rails) {

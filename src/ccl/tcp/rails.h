@@ -36,6 +36,15 @@ struct Rail {
 // Parses XCCL_RAILS; an empty string gives one rail at `fallback_host`.
 Result<std::vector<Rail>> parse_rails(const std::string& text, const std::string& fallback_host);
 
+// XCCL_TCP_SOCKETS_PER_RAIL: each rail as `sockets` connections, each a share of its speed
+// (rail r's j-th at r * sockets + j). Each is a 5-tuple of its own, which ECMP hashes
+// onto a path of its own: one flow per rail can collide with another on one spine while
+// others idle (the reason for NCCL_IB_QPS_PER_CONNECTION). Every rank of a job must use
+// the same count: connections pair up by index. Errors beyond kMaxRails connections.
+constexpr uint32_t kMaxSocketsPerRail = 16;
+constexpr size_t kMaxRails = 64;
+Result<std::vector<Rail>> with_sockets_per_rail(const std::vector<Rail>& rails, uint32_t sockets);
+
 // "host:port@gbps,..." for the bootstrap blob, and back.
 std::string encode_rails(const std::vector<Rail>& rails);
 Result<std::vector<Rail>> decode_rails(const std::string& text);
