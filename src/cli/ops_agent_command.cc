@@ -121,6 +121,8 @@ void add_monitor(CLI::App& ops, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--budget", a->options.prober.budget_per_s, "agents: probes a second a healthy agent may send")
       ->capture_default_str();
+  cmd->add_option("--probe-timeout", a->options.prober.timeout_s, "agents: seconds after which an unanswered probe is lost")
+      ->capture_default_str();
   cmd->add_option("--scrape-interval", a->options.scrape_interval_s, "Prometheus: seconds between scrapes, and the controller's between evaluations")
       ->capture_default_str();
   cmd->add_flag("!--no-controller", a->options.controller, "agents and Prometheus only");
@@ -132,8 +134,10 @@ void add_monitor(CLI::App& ops, int& exit_code) {
       return;
     }
     if (!(a->options.prober.interval_s > 0) || !(a->options.scrape_interval_s >= 0.1) || a->options.prober.flows == 0 ||
-        !(a->options.prober.budget_per_s >= 0))
-      return fail("--interval must be > 0, --scrape-interval at least 0.1, --flows at least 1, --budget >= 0", 2);
+        !(a->options.prober.budget_per_s >= 0) || !(a->options.prober.timeout_s > 0))
+      return fail("--interval and --probe-timeout must be > 0, --scrape-interval at least 0.1, --flows at least 1, "
+                  "--budget >= 0",
+                  2);
     Result<testbed::Plan> tb = testbed::load_state(a->name);
     if (!tb) return fail(tb.error().message, 2);
     Result<ops::Monitor> m = ops::start_monitor(*tb, a->options);
