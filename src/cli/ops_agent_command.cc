@@ -123,7 +123,8 @@ void add_monitor(CLI::App& ops, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--probe-timeout", a->options.prober.timeout_s, "agents: seconds after which an unanswered probe is lost")
       ->capture_default_str();
-  cmd->add_option("--scrape-interval", a->options.scrape_interval_s, "Prometheus: seconds between scrapes, and the controller's between evaluations")
+  cmd->add_option("--scrape-interval", a->options.scrape_interval_s,
+                  "Prometheus: seconds between scrapes, and the controller's between evaluations")
       ->capture_default_str();
   cmd->add_flag("!--no-controller", a->options.controller, "agents and Prometheus only");
   cmd->callback([a, &exit_code] {

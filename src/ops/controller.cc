@@ -137,7 +137,8 @@ Status Controller::count_since_settled(double window_s, Evidence& e) {
   }
   if (since.empty()) return Status::Ok();
   std::vector<FlowCount> totals(flows_.size());
-  for (auto [metric, field] : {std::pair{"xm_probe_sent_total", &FlowCount::sent}, std::pair{"xm_probe_lost_total", &FlowCount::lost},
+  for (auto [metric, field] : {std::pair{"xm_probe_sent_total", &FlowCount::sent},
+                               std::pair{"xm_probe_lost_total", &FlowCount::lost},
                                std::pair{"xm_probe_late_total", &FlowCount::late}}) {
     Result<std::vector<PromSample>> now_total = prometheus_.query(metric);
     if (!now_total) return Error{now_total.error().message};
@@ -447,8 +448,10 @@ void Controller::run(const std::atomic<bool>& stop) {
     // drain stays within a second of the localization.
     const double held_s = hold_left_s();
     const bool held = held_s < std::chrono::duration<double>(next - now).count();
-    const auto wake = held ? now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::max(held_s, 0.01))) : next;
-    while (!stop.load() && Clock::now() < wake) std::this_thread::sleep_for(std::min<Clock::duration>(wake - Clock::now(), std::chrono::milliseconds(100)));
+    const auto wake =
+        held ? now + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::max(held_s, 0.01))) : next;
+    while (!stop.load() && Clock::now() < wake)
+      std::this_thread::sleep_for(std::min<Clock::duration>(wake - Clock::now(), std::chrono::milliseconds(100)));
     if (!held) next += tick;
   }
 }

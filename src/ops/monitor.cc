@@ -113,8 +113,9 @@ Result<Monitor> start_monitor(const testbed::Plan& plan, const MonitorOptions& o
     Result<int> pid = testbed::start_daemon(
         {binary, "ops", "agent", "--plan", testbed::plan_dir(plan.name), "--host", device, "--netns", netns,
          "--listen", "127.0.0.1:0", "--port-file", hd + "/agent.port", "--probe-port", std::to_string(p.port),
-         "--flows", std::to_string(p.flows), "--budget", trimmed(p.budget_per_s, 6), "--interval", trimmed(p.interval_s, 6), "--fast-interval",
-         trimmed(p.fast_interval_s, 6), "--hold", trimmed(p.suspect_hold_s, 6), "--timeout", trimmed(p.timeout_s, 6)},
+         "--flows", std::to_string(p.flows), "--budget", trimmed(p.budget_per_s, 6), "--interval", trimmed(p.interval_s, 6),
+         "--fast-interval", trimmed(p.fast_interval_s, 6), "--hold", trimmed(p.suspect_hold_s, 6), "--timeout",
+         trimmed(p.timeout_s, 6)},
         hd + "/agent.log", hd + "/agent.pid");
     if (!pid) return fail(device + ": " + pid.error().message);
     pids.emplace_back(device, *pid);
@@ -166,7 +167,8 @@ Result<Monitor> start_monitor(const testbed::Plan& plan, const MonitorOptions& o
   fs::remove(dir + "/controller.port", ec);
   Result<int> controller = testbed::start_daemon(
       {binary, "ops", "controller", "--name", plan.name, "--prometheus-port", std::to_string(m.prometheus_port),
-       "--listen", "127.0.0.1:0", "--port-file", dir + "/controller.port", "--tick", trimmed(options.scrape_interval_s, 6)},
+       "--listen", "127.0.0.1:0", "--port-file", dir + "/controller.port", "--tick",
+       trimmed(options.scrape_interval_s, 6)},
       dir + "/controller.log", dir + "/controller.pid");
   if (!controller) return fail("controller: " + controller.error().message);
   const auto listening_by = Clock::now() + std::chrono::seconds(10);
