@@ -33,6 +33,12 @@ nlohmann::json to_json(const Incident& i, double now) {
           {"evidence", i.finding.evidence}};
 }
 
+// An open network incident not yet healed whose loss may yet sharpen into a black hole:
+// healing waits up to sharpen_s for its class (ControllerOptions::sharpen_s).
+bool awaits_class(const Incident& i) {
+  return i.closed_at == 0 && i.finding.network && i.finding.may_sharpen && i.healed_fault.empty();
+}
+
 }  // namespace
 
 Controller::Controller(testbed::Plan testbed, FabricPlan plan, const ControllerOptions& options)
@@ -70,9 +76,8 @@ Status Controller::trace() {
   // A probe lost while routing moved its flow is no evidence about either path: flows
   // whose path changed are settled as after a fault the counters named.
   const double now = unix_seconds();
-  settled_at_.resize(flows_.size(), 0);
   for (size_t i = 0; i < p->size() && i < paths_.size(); ++i)
-    if ((*p)[i].request != paths_[i].request || (*p)[i].reply != paths_[i].reply) settled_at_[i] = now;
+    if ((*p)[i].request != paths_[i].request || (*p)[i].reply != paths_[i].reply) settle_flow(i, now);
   paths_ = std::move(p).value();
   traced_at_ = Clock::now();
   std::lock_guard<std::mutex> lock(mu_);
@@ -80,7 +85,7 @@ Status Controller::trace() {
   return Status::Ok();
 }
 
-Status Controller::count_probes(double window_s, Evidence& e) {
+Status Controller::count_probes(double window_s, std::optional<std::vector<FlowCount>>& totals, Evidence& e) {
   Result<std::vector<PromSample>> sent = prometheus_.query("increase(xm_probe_sent_total" + range(window_s) + ")");
   if (!sent) return Error{sent.error().message};
   Result<std::vector<PromSample>> lost = prometheus_.query("increase(xm_probe_lost_total" + range(window_s) + ")");
@@ -118,43 +123,51 @@ Status Controller::count_probes(double window_s, Evidence& e) {
   for (auto& [end, port] : e.ports) port.queue_drops = 0;
   for (const PromSample& s : *drops)
     if (auto it = e.ports.find(Endpoint{s.label("host"), s.label("device")}); it != e.ports.end()) it->second.queue_drops = s.value;
-  return count_since_settled(window_s, e);
+  return count_since_settled(window_s, totals, e);
 }
 
-Status Controller::count_since_settled(double window_s, Evidence& e) {
+Status Controller::count_since_settled(double window_s, std::optional<std::vector<FlowCount>>& totals, Evidence& e) {
   // A flow whose routing changed (settle()) is no evidence while it settles; after that,
   // until the window has slid past the settling, its counts are those since it settled:
   // the controller's own note of its counters then, against their value now.
   const double now = unix_seconds();
-  settled_at_.resize(flows_.size(), 0);
-  settled_totals_.resize(flows_.size());
+  settling_.resize(flows_.size());
   e.settled.assign(flows_.size(), false);
   std::vector<size_t> since;  // settled, and the window reaches back into it
   for (size_t i = 0; i < flows_.size(); ++i) {
-    const double age = now - settled_at_[i];
+    const double age = now - settling_[i].at;
     if (age < options_.settle_s) e.settled[i] = true;
     else if (age < window_s + options_.settle_s) since.push_back(i);
   }
   if (since.empty()) return Status::Ok();
+  if (!totals) {
+    Result<std::vector<FlowCount>> t = probe_totals();
+    if (!t) return t.error();
+    totals = std::move(t).value();
+  }
+  auto after = [](double total, double then) { return total >= then ? total - then : total; };  // an agent restarted
+  for (size_t i : since) {
+    Settling& s = settling_[i];
+    if (!s.noted) s.noted = true, s.totals = (*totals)[i];  // settled just now: counting starts
+    FlowCount& c = e.counts[i];
+    c.sent = after((*totals)[i].sent, s.totals.sent);
+    c.lost = after((*totals)[i].lost, s.totals.lost);
+    c.late = after((*totals)[i].late, s.totals.late);
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<FlowCount>> Controller::probe_totals() {
   std::vector<FlowCount> totals(flows_.size());
   for (auto [metric, field] : {std::pair{"xm_probe_sent_total", &FlowCount::sent},
                                std::pair{"xm_probe_lost_total", &FlowCount::lost},
                                std::pair{"xm_probe_late_total", &FlowCount::late}}) {
-    Result<std::vector<PromSample>> now_total = prometheus_.query(metric);
-    if (!now_total) return Error{now_total.error().message};
-    for (const PromSample& s : *now_total)
+    Result<std::vector<PromSample>> now = prometheus_.query(metric);
+    if (!now) return Error{now.error().message};
+    for (const PromSample& s : *now)
       if (auto it = flow_index_.find(flow_key(s)); it != flow_index_.end()) totals[it->second].*field = s.value;
   }
-  for (size_t i : since) {
-    Settled& from = settled_totals_[i];
-    if (from.of != settled_at_[i]) from = Settled{settled_at_[i], totals[i]};  // settled just now: counting starts
-    FlowCount& c = e.counts[i];
-    auto after = [](double total, double then) { return total >= then ? total - then : total; };  // an agent restarted
-    c.sent = after(totals[i].sent, from.totals.sent);
-    c.lost = after(totals[i].lost, from.totals.lost);
-    c.late = after(totals[i].late, from.totals.late);
-  }
-  return Status::Ok();
+  return totals;
 }
 
 Result<Evidence> Controller::gather_state(double window_s) {
@@ -215,9 +228,10 @@ Status Controller::evaluate() {
   Result<Evidence> e = gather_state(short_window);
   if (!e) result = Error{e.error().message};
   ProbeSnapshot snapshot;
+  std::optional<std::vector<FlowCount>> totals;  // both windows' settled flows count from the same
   for (double window : {short_window, std::min(options_.long_window_s, up_s)}) {
     if (!result) break;
-    if (Status st = count_probes(window, *e); !st) {
+    if (Status st = count_probes(window, totals, *e); !st) {
       result = st;
       break;
     }
@@ -277,11 +291,15 @@ void Controller::reroute(const HealPlan& plan, bool restoring) {
 void Controller::settle(const std::vector<uint32_t>& cables) {
   if (cables.empty()) return;
   const double now = unix_seconds();
-  settled_at_.resize(flows_.size(), 0);
   for (size_t i = 0; i < paths_.size() && i < flows_.size(); ++i)
     for (const auto* links : {&paths_[i].request, &paths_[i].reply})
       for (DirectedLink l : *links)
-        if (std::find(cables.begin(), cables.end(), cable_of(l)) != cables.end()) settled_at_[i] = now;
+        if (std::find(cables.begin(), cables.end(), cable_of(l)) != cables.end()) settle_flow(i, now);
+}
+
+void Controller::settle_flow(size_t flow, double now) {
+  if (settling_.size() <= flow) settling_.resize(flow + 1);
+  settling_[flow] = Settling{now, false, {}};
 }
 
 void Controller::update(const std::vector<Finding>& findings, double now) {
@@ -310,7 +328,7 @@ void Controller::heal(double now) {
     }
     for (Incident& i : incidents_) {
       if (i.closed_at != 0 || !i.finding.network || i.healed_fault == i.finding.fault) continue;
-      if (i.finding.may_sharpen && i.healed_fault.empty() && now - i.opened_at < options_.sharpen_s) continue;
+      if (awaits_class(i) && now - i.opened_at < options_.sharpen_s) continue;
       i.healed_fault = i.finding.fault;
       HealPlan p = plan_heal(plan_, i.finding, shut);
       std::erase_if(p.avoid, [&](const RailAdvice& r) { return std::count(advised.begin(), advised.end(), r.address) > 0; });
@@ -461,8 +479,7 @@ double Controller::hold_left_s() const {
   double left = std::numeric_limits<double>::infinity();
   const double now = unix_seconds();
   for (const Incident& i : incidents_)
-    if (i.closed_at == 0 && i.finding.network && i.finding.may_sharpen && i.healed_fault.empty())
-      left = std::min(left, i.opened_at + options_.sharpen_s - now);
+    if (awaits_class(i)) left = std::min(left, i.opened_at + options_.sharpen_s - now);
   return left;
 }
 

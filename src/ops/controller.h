@@ -28,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -114,10 +115,14 @@ class Controller {
   Result<Evidence> gather_state(double window_s);
   // The probes' counts and the queues' drops over `window_s` into `e`, tracing the
   // probes' paths when due.
-  Status count_probes(double window_s, Evidence& e);
+  // `totals` caches the probes' counters as they are now, asked of Prometheus once per
+  // evaluation and only when some settled flow needs them.
+  Status count_probes(double window_s, std::optional<std::vector<FlowCount>>& totals, Evidence& e);
   // Of the flows settle() named: which are no evidence yet, and the counts of those whose
   // window still reaches back to it.
-  Status count_since_settled(double window_s, Evidence& e);
+  Status count_since_settled(double window_s, std::optional<std::vector<FlowCount>>& totals, Evidence& e);
+  // Every flow's probe counters now (sent, lost, late), by flow.
+  Result<std::vector<FlowCount>> probe_totals();
   Status trace();
   // Seconds until the earliest held loss (ControllerOptions::sharpen_s) must be healed;
   // infinity when none is held.
@@ -156,15 +161,17 @@ class Controller {
   std::chrono::steady_clock::time_point traced_at_{};
   std::chrono::steady_clock::time_point started_at_ = std::chrono::steady_clock::now();
   std::map<uint32_t, double> planned_bps_;
-  std::vector<double> settled_at_;  // by flow: when its path last crossed a cable the counters named
-  // By flow: its counters once routing had settled after settled_at_ (at `of`, that
-  // settling's stamp): while a window still reaches back into the settling, the flow's
-  // counts are those since, not none.
-  struct Settled {
-    double of = -1;
+  // By flow: when routing last moved it (its path changed, or crossed a cable the
+  // counters named or healing rerouted), and its counters once that had settled, noted at
+  // the first evaluation past settle_s: while a window still reaches back into the
+  // settling, the flow's counts are those since, not none.
+  struct Settling {
+    double at = 0;  // unix seconds
+    bool noted = false;
     FlowCount totals;
   };
-  std::vector<Settled> settled_totals_;
+  std::vector<Settling> settling_;
+  void settle_flow(size_t flow, double now);
 
   std::mutex heal_mu_;     // one healing at a time: the evaluations' and an operator's
   mutable std::mutex mu_;  // guards what follows
