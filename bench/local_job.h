@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "ccl/schedule.h"
+#include "ccl/schedules.h"
 
 namespace bench {
 

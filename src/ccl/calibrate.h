@@ -11,7 +11,7 @@
 
 #include "ccl/bootstrap/bootstrap.h"
 #include "ccl/executor.h"
-#include "ccl/tuner.h"
+#include "ccl/schedules.h"
 
 namespace xm::ccl {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "ccl/reduce.h"
-#include "ccl/schedule.h"
+#include "ccl/schedules.h"
 
 namespace xm::ccl::check {
 

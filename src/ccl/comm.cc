@@ -127,26 +127,18 @@ ExecOptions Comm::exec_options() {
 Status Comm::tune() {
   Result<AlgorithmOverrides> forced = parse_algorithm_overrides(settings_.algorithms);
   if (!forced) return forced.error();
-  forced_ = std::move(forced).value();
+  tuning_.forced = std::move(forced).value();
   CalibrationContext c{rank_, &layout_, link_table_, &executor_, bootstrap_.get(),
                        exec_options(),
                        net::Clock::now() + settings_.init_timeout};
   Result<CostModel> model = calibrate(c);
   if (!model) return model.error();
-  cost_ = *model;
+  tuning_.model = *model;
   XCCL_LOG(LogLevel::kInfo, Subsys::kTune, rank_,
            std::to_string(layout_.hosts()) + " host(s) × " + std::to_string(layout_.uniform_local_size()) +
-               " rank(s); measured " + describe(cost_) +
+               " rank(s); measured " + describe(tuning_.model) +
                (settings_.algorithms.empty() ? "" : "; XCCL_ALGO=" + settings_.algorithms));
   return Status::Ok();
-}
-
-Algorithm Comm::choose(const CollectiveArgs& a) const {
-  Algorithm forced = forced_.for_collective(a.collective);
-  if (forced == Algorithm::kRingRelay && !a.relays) return Algorithm::kRing;  // needs shared memory only
-  if (forced != Algorithm::kDefault) return forced;
-  std::vector<Estimate> e = estimate(a, layout_, cost_, a.relays);
-  return e.front().algorithm;
 }
 
 Status Comm::connect(const JobId& job) {
@@ -200,9 +192,12 @@ Status Comm::connect(const JobId& job) {
     }
   }
   oversubscribed_ = long(local.size()) > sysconf(_SC_NPROCESSORS_ONLN);
+  tuning_.oversubscribed = oversubscribed_;
   const bool use_shm = !settings_.shm_disable && local.size() > 1;
   // Every rank of a host counts the same local ranks, so they agree on the FIFO size.
   if (settings_.shm_fifo_bytes == 0) settings_.shm_fifo_bytes = default_fifo_bytes(int(local.size()));
+  tuning_.fifo_bytes = settings_.shm_fifo_bytes;
+  tuning_.chunk_bytes = settings_.chunk_bytes;
   auto slot = [&](int rank) { return int(std::find(local.begin(), local.end(), rank) - local.begin()); };
   if (use_shm) {
     Result<std::unique_ptr<ShmSegment>> seg = ShmSegment::create(int(local.size()), settings_.shm_fifo_bytes);
@@ -245,7 +240,7 @@ Status Comm::connect(const JobId& job) {
   if (Status st = connect_tcp_peers(job, *all, remote, std::move(rails).value(), std::move(listeners).value(), deadline);
       !st)
     return st;
-  all_links_in_memory_ = std::all_of(link_table_.begin(), link_table_.end(), [](Link* l) { return !l || l->in_memory(); });
+  tuning_.links_in_memory = std::all_of(link_table_.begin(), link_table_.end(), [](Link* l) { return !l || l->in_memory(); });
   if (use_shm && settings_.cpu_spread) {
     std::vector<std::atomic<int32_t>*> cpus;
     for (int p : local) cpus.push_back(p == rank_ ? &own_segment_->header().cpu : &peer_segments_[p]->header().cpu);
@@ -415,20 +410,6 @@ void Comm::work() {
   }
 }
 
-// The pipelining grain when XCCL_CHUNK_BYTES is not set: at least four slices per
-// rank's share (so the ring's steps overlap), between 64 KiB and 512 KiB (measured:
-// smaller slices cost more in per-step overhead than they gain in overlap). Two-shot
-// with a core per rank goes up to 2 MiB: each slice is a hand-off between ranks running
-// side by side, and fewer of them measured 1.12x faster at 16 and 64 MiB (2 ranks);
-// ranks that share cores keep 512 KiB, as larger slices measured 0.7-0.8x there (4
-// ranks on 2 cores: a rank waiting on a slot hands its core over sooner).
-size_t Comm::chunk_for(const CollectiveArgs& a) const {
-  size_t share = size_t(a.count) * size_of(a.type) / size_t(std::max(1, a.ranks));
-  size_t most = a.algorithm == Algorithm::kTwoShot && !oversubscribed_ ? 2 << 20 : 512 << 10;
-  size_t chunk = std::clamp<size_t>(share / 4, 64 << 10, most);
-  return chunk & ~size_t{4095};
-}
-
 const Plan& Comm::plan_for(const CollectiveArgs& a) {
   for (CachedPlan& c : plans_) {
     const CollectiveArgs& b = c.args;
@@ -467,20 +448,7 @@ Status Comm::run(Operation& op) {
   }
   op.args.rank = rank_;
   op.args.ranks = ranks_;
-  // Relays need FIFOs that
-  // can never all be full at once: a rank's plain sends run at most two slices ahead
-  // of its final receives, so the ring holds at most 2 slices per FIFO on average, and
-  // a slice of a quarter FIFO leaves every writer room (a ring of relays whose FIFOs
-  // were all full would wait on itself).
-  const size_t relay_chunk_max = settings_.shm_fifo_bytes / 4;
-  // Every rank must reach the same decision: it rests on settings, not on buffers.
-  op.args.relays = all_links_in_memory_ && (settings_.chunk_bytes == 0 || settings_.chunk_bytes <= relay_chunk_max);
-  op.args.shared_memory = all_links_in_memory_;
-  op.args.layout = &layout_;
-  op.args.algorithm = choose(op.args);
-  op.args.chunk_bytes = settings_.chunk_bytes ? settings_.chunk_bytes : chunk_for(op.args);
-  if (op.args.relays && (op.args.algorithm == Algorithm::kRingRelay || op.args.algorithm == Algorithm::kDefault))
-    op.args.chunk_bytes = std::min<uint64_t>(op.args.chunk_bytes, relay_chunk_max);
+  op.args = tuned(op.args, layout_, tuning_);
   const Plan& plan = plan_for(op.args);
   Result<std::byte*> scratch = scratch_for(plan.schedule(), op.args.type);
   if (!scratch) return scratch.error();

@@ -20,7 +20,7 @@
 #include "ccl/shm/cpu_spread.h"
 #include "ccl/shm/shm_transport.h"
 #include "ccl/tcp/tcp_connector.h"
-#include "ccl/tuner.h"
+#include "sched/tuner.h"
 
 namespace xm::ccl {
 
@@ -108,11 +108,10 @@ class Comm {
   std::vector<std::unique_ptr<Link>> links_;
   std::vector<Link*> link_table_;  // by peer rank; null for self
   std::vector<std::string> peer_names_;  // by rank, as errors name them
-  bool all_links_in_memory_ = false;  // every peer over shared memory: relay schedules apply
-  RankLayout layout_;                 // hosts and local indices, for rail-aware algorithms
-  CostModel cost_;                    // measured at start-up (calibrate.h)
-  AlgorithmOverrides forced_;         // XCCL_ALGO
-  Algorithm choose(const CollectiveArgs& args) const;
+  RankLayout layout_;  // hosts and local indices, for rail-aware algorithms
+  // What the tuner decides by besides the call: settings, the cost model measured at
+  // start-up (calibrate.h), whether every link is in memory.
+  Tuning tuning_;
   std::vector<std::byte> scratch_;  // grown once, reused: fresh pages cost more than copies
   RegisteredScratch shared_scratch_;  // the same, for schedules whose peers read scratch
   Result<std::byte*> scratch_for(const Schedule& schedule, DataType type);  // grown as needed
@@ -125,7 +124,6 @@ class Comm {
   };
   std::vector<CachedPlan> plans_;
   const Plan& plan_for(const CollectiveArgs& args);
-  size_t chunk_for(const CollectiveArgs& args) const;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

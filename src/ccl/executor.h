@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "ccl/link.h"
-#include "ccl/schedule.h"
+#include "ccl/schedules.h"
 #include "util/result.h"
 
 namespace xm::ccl {

@@ -4,7 +4,7 @@
 
 #include <xccl/xccl.h>
 
-#include "ccl/schedule.h"
+#include "ccl/schedules.h"
 
 namespace xm::ccl {
 

@@ -14,13 +14,10 @@
 #include <string>
 
 #include "ccl/fifo.h"
+#include "ccl/schedules.h"
 #include "util/result.h"
 
 namespace xm::ccl {
-
-// In-memory links pass sends at least this large by descriptor when their bytes lie in
-// registered memory (the receiver reads them in place); smaller ones are copied.
-inline constexpr size_t kZeroCopyMinBytes = 16 << 10;
 
 class Link {
  public:

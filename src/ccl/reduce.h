@@ -7,7 +7,7 @@
 
 #include <cstddef>
 
-#include "ccl/types.h"
+#include "ccl/schedules.h"
 
 namespace xm::ccl {
 

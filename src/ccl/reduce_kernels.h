@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "ccl/types.h"
+#include "ccl/schedules.h"
 
 namespace xm::ccl::kernels {
 

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "ccl/tuner.h"
+#include "ccl/schedules.h"
 
 namespace xm::ccl {
 namespace {

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "ccl/executor.h"
-#include "ccl/schedule.h"
+#include "ccl/schedules.h"
 #include "ccl/tcp/tcp_connector.h"
 
 namespace xm::ccl {

@@ -4,9 +4,9 @@
 // ranks pair up first (even sends to odd, which folds it in) and get the result back
 // at the end. Both partners of a round compute mine op theirs, which for commutative
 // ops gives every rank the same bits.
-#include "ccl/algorithms/algorithms.h"
+#include "sched/algorithms/algorithms.h"
 
-namespace xm::ccl {
+namespace xm::sched {
 
 Schedule recursive_doubling_allreduce(const CollectiveArgs& a) {
   Schedule s;
@@ -51,4 +51,4 @@ Schedule recursive_doubling_allreduce(const CollectiveArgs& a) {
   return s;
 }
 
-}  // namespace xm::ccl
+}  // namespace xm::sched

@@ -1,9 +1,9 @@
 // Pipelined chain broadcast: root -> root+1 -> ... -> root-1, slice by slice, so every
 // link is busy at once and the time approaches one buffer's transfer.
-#include "ccl/algorithms/algorithms.h"
-#include "ccl/algorithms/partition.h"
+#include "sched/algorithms/algorithms.h"
+#include "sched/algorithms/partition.h"
 
-namespace xm::ccl {
+namespace xm::sched {
 
 Schedule chain_broadcast(const CollectiveArgs& a) {
   Schedule s;
@@ -22,4 +22,4 @@ Schedule chain_broadcast(const CollectiveArgs& a) {
   return s;
 }
 
-}  // namespace xm::ccl
+}  // namespace xm::sched

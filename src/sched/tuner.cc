@@ -1,4 +1,4 @@
-#include "ccl/tuner.h"
+#include "sched/tuner.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <sstream>
 
 
-namespace xm::ccl {
+namespace xm::sched {
 namespace {
 
 double steps_time(const LinkCost& c, double steps, double bytes) {
@@ -146,4 +146,45 @@ std::string describe(const CostModel& m) {
   return one("shm", m.shm) + ", " + one("rail", m.rail) + ", " + one("cross-rail", m.cross);
 }
 
-}  // namespace xm::ccl
+namespace {
+
+Algorithm choose(const CollectiveArgs& a, const RankLayout& layout, const Tuning& t) {
+  Algorithm forced = t.forced.for_collective(a.collective);
+  if (forced == Algorithm::kRingRelay && !a.relays) return Algorithm::kRing;  // needs shared memory only
+  if (forced != Algorithm::kDefault) return forced;
+  return estimate(a, layout, t.model, a.relays).front().algorithm;
+}
+
+// The pipelining grain when XCCL_CHUNK_BYTES is not set: at least four slices per
+// rank's share (so the ring's steps overlap), between 64 KiB and 512 KiB (measured:
+// smaller slices cost more in per-step overhead than they gain in overlap). Two-shot
+// with a core per rank goes up to 2 MiB: each slice is a hand-off between ranks running
+// side by side, and fewer of them measured 1.12x faster at 16 and 64 MiB (2 ranks);
+// ranks that share cores keep 512 KiB, as larger slices measured 0.7-0.8x there (4
+// ranks on 2 cores: a rank waiting on a slot hands its core over sooner).
+uint64_t chunk_for(const CollectiveArgs& a, bool oversubscribed) {
+  uint64_t share = a.count * size_of(a.type) / uint64_t(std::max(1, a.ranks));
+  uint64_t most = a.algorithm == Algorithm::kTwoShot && !oversubscribed ? 2 << 20 : 512 << 10;
+  uint64_t chunk = std::clamp<uint64_t>(share / 4, 64 << 10, most);
+  return chunk & ~uint64_t{4095};
+}
+
+}  // namespace
+
+CollectiveArgs tuned(CollectiveArgs a, const RankLayout& layout, const Tuning& t) {
+  // Relays need FIFOs that can never all be full at once: a rank's plain sends run at
+  // most two slices ahead of its final receives, so the ring holds at most 2 slices per
+  // FIFO on average, and a slice of a quarter FIFO leaves every writer room (a ring of
+  // relays whose FIFOs were all full would wait on itself).
+  const uint64_t relay_chunk_max = t.fifo_bytes / 4;
+  a.relays = t.links_in_memory && (t.chunk_bytes == 0 || t.chunk_bytes <= relay_chunk_max);
+  a.shared_memory = t.links_in_memory;
+  a.layout = &layout;
+  a.algorithm = choose(a, layout, t);
+  a.chunk_bytes = t.chunk_bytes ? t.chunk_bytes : chunk_for(a, t.oversubscribed);
+  if (a.relays && (a.algorithm == Algorithm::kRingRelay || a.algorithm == Algorithm::kDefault))
+    a.chunk_bytes = std::min<uint64_t>(a.chunk_bytes, relay_chunk_max);
+  return a;
+}
+
+}  // namespace xm::sched

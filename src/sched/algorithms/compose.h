@@ -6,9 +6,9 @@
 #include <span>
 #include <vector>
 
-#include "ccl/schedule.h"
+#include "sched/schedule.h"
 
-namespace xm::ccl {
+namespace xm::sched {
 
 // Where a phase's buffer lies in the whole schedule's buffers: at `offset`; or, when
 // `block` is set, the phase's blocks of `block` elements are `stride` apart (a slice of
@@ -31,4 +31,4 @@ struct PhaseBuffers {
 std::vector<uint32_t> append_phase(Schedule& s, const Schedule& phase, std::span<const int> group,
                                    const PhaseBuffers& where, const std::vector<uint32_t>& after);
 
-}  // namespace xm::ccl
+}  // namespace xm::sched

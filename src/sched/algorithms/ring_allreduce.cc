@@ -1,9 +1,9 @@
 // Ring all-reduce, pipelined: a reduce-scatter ring then an all-gather ring, each of
 // the n segments cut into slices that travel the ring independently.
-#include "ccl/algorithms/algorithms.h"
-#include "ccl/algorithms/partition.h"
+#include "sched/algorithms/algorithms.h"
+#include "sched/algorithms/partition.h"
 
-namespace xm::ccl {
+namespace xm::sched {
 
 Schedule ring_allreduce(const CollectiveArgs& a) {
   Schedule s;
@@ -44,4 +44,4 @@ Schedule ring_allreduce(const CollectiveArgs& a) {
   return s;
 }
 
-}  // namespace xm::ccl
+}  // namespace xm::sched

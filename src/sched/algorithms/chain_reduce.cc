@@ -1,9 +1,9 @@
 // Pipelined chain reduce: root-1 -> ... -> root+1 -> root, each rank adding its input
 // to the partial sum as the slices pass; the root finishes (avg divides there).
-#include "ccl/algorithms/algorithms.h"
-#include "ccl/algorithms/partition.h"
+#include "sched/algorithms/algorithms.h"
+#include "sched/algorithms/partition.h"
 
-namespace xm::ccl {
+namespace xm::sched {
 
 Schedule chain_reduce(const CollectiveArgs& a) {
   Schedule s;
@@ -32,4 +32,4 @@ Schedule chain_reduce(const CollectiveArgs& a) {
   return s;
 }
 
-}  // namespace xm::ccl
+}  // namespace xm::sched

@@ -1,6 +1,6 @@
-#include "ccl/algorithms/compose.h"
+#include "sched/algorithms/compose.h"
 
-namespace xm::ccl {
+namespace xm::sched {
 
 std::vector<uint32_t> append_phase(Schedule& s, const Schedule& phase, std::span<const int> group,
                                    const PhaseBuffers& where, const std::vector<uint32_t>& after) {
@@ -35,4 +35,4 @@ std::vector<uint32_t> append_phase(Schedule& s, const Schedule& phase, std::span
   return last;
 }
 
-}  // namespace xm::ccl
+}  // namespace xm::sched

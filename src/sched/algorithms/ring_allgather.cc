@@ -1,8 +1,8 @@
 // Ring all-gather, pipelined: every rank forwards the block it received last.
-#include "ccl/algorithms/algorithms.h"
-#include "ccl/algorithms/partition.h"
+#include "sched/algorithms/algorithms.h"
+#include "sched/algorithms/partition.h"
 
-namespace xm::ccl {
+namespace xm::sched {
 
 Schedule ring_allgather(const CollectiveArgs& a) {
   Schedule s;
@@ -32,4 +32,4 @@ Schedule ring_allgather(const CollectiveArgs& a) {
   return s;
 }
 
-}  // namespace xm::ccl
+}  // namespace xm::sched

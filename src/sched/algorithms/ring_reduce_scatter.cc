@@ -1,9 +1,9 @@
 // Ring reduce-scatter, pipelined: partial sums travel the ring and end, complete, at
 // the rank that owns the block. Partials alternate between two scratch segments.
-#include "ccl/algorithms/algorithms.h"
-#include "ccl/algorithms/partition.h"
+#include "sched/algorithms/algorithms.h"
+#include "sched/algorithms/partition.h"
 
-namespace xm::ccl {
+namespace xm::sched {
 
 Schedule ring_reduce_scatter(const CollectiveArgs& a) {
   Schedule s;
@@ -35,4 +35,4 @@ Schedule ring_reduce_scatter(const CollectiveArgs& a) {
   return s;
 }
 
-}  // namespace xm::ccl
+}  // namespace xm::sched

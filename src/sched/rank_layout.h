@@ -5,7 +5,7 @@
 
 #include <vector>
 
-namespace xm::ccl {
+namespace xm::sched {
 
 struct RankLayout {
   std::vector<int> host_of;                  // by rank
@@ -63,4 +63,4 @@ struct RankLayout {
   }
 };
 
-}  // namespace xm::ccl
+}  // namespace xm::sched

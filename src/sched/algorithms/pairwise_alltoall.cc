@@ -1,10 +1,10 @@
 // Pairwise-exchange all-to-all: exchange t sends this rank's block for rank r+t and
 // receives from rank r-t. The exchanges are not serialised (each link is a FIFO of its
 // own, so they overlap); their order spreads the first bytes over distinct peers.
-#include "ccl/algorithms/algorithms.h"
-#include "ccl/algorithms/partition.h"
+#include "sched/algorithms/algorithms.h"
+#include "sched/algorithms/partition.h"
 
-namespace xm::ccl {
+namespace xm::sched {
 
 Schedule pairwise_alltoall(const CollectiveArgs& a) {
   Schedule s;
@@ -30,4 +30,4 @@ Schedule pairwise_alltoall(const CollectiveArgs& a) {
   return s;
 }
 
-}  // namespace xm::ccl
+}  // namespace xm::sched

@@ -4,10 +4,10 @@
 // (no byte crosses rails); then, for every host's row of L blocks, an all-gather inside
 // the host over shared memory. Each NIC carries (H-1) blocks, as in a flat ring over
 // the hosts, and the hosts' L rails run in parallel.
-#include "ccl/algorithms/algorithms.h"
-#include "ccl/algorithms/compose.h"
+#include "sched/algorithms/algorithms.h"
+#include "sched/algorithms/compose.h"
 
-namespace xm::ccl {
+namespace xm::sched {
 
 Schedule hierarchical_allgather(const CollectiveArgs& a) {
   const RankLayout* layout = a.layout;
@@ -37,4 +37,4 @@ Schedule hierarchical_allgather(const CollectiveArgs& a) {
   return s;
 }
 
-}  // namespace xm::ccl
+}  // namespace xm::sched

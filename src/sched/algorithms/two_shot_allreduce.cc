@@ -15,10 +15,10 @@
 // asks for shared scratch, so a send from it is a descriptor, the receiver reads the
 // bytes where they lie, and the send completes when they have been read: that is when
 // a slot is free.
-#include "ccl/algorithms/algorithms.h"
-#include "ccl/algorithms/partition.h"
+#include "sched/algorithms/algorithms.h"
+#include "sched/algorithms/partition.h"
 
-namespace xm::ccl {
+namespace xm::sched {
 namespace {
 
 constexpr uint64_t kLag = 2;  // the gather of slice j goes out with the staging of j + kLag
@@ -87,4 +87,4 @@ Schedule two_shot_allreduce(const CollectiveArgs& a) {
   return s;
 }
 
-}  // namespace xm::ccl
+}  // namespace xm::sched

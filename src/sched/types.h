@@ -1,11 +1,12 @@
-// Element types and reduction operators of xccl, as the runtime uses them.
-// The values match the public enums in include/xccl/xccl.h one to one.
+// Element types and reduction operators: what a schedule's counts are counted in (the
+// runtime reduces them; the simulator only needs their size). The values match the
+// public enums in include/xccl/xccl.h one to one.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-namespace xm::ccl {
+namespace xm::sched {
 
 enum class DataType : uint8_t { kInt8, kUint8, kInt32, kInt64, kFloat16, kBfloat16, kFloat32, kFloat64 };
 inline constexpr int kDataTypes = 8;
@@ -16,4 +17,4 @@ size_t size_of(DataType type);
 const char* to_string(DataType type);  // "int8", "float", "half", "bfloat16" ... as nccl-tests names them
 const char* to_string(RedOp op);       // "sum", "prod", "min", "max", "avg"
 
-}  // namespace xm::ccl
+}  // namespace xm::sched

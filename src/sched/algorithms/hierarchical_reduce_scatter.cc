@@ -4,10 +4,10 @@
 // host's partial sums of the blocks of every host's local rank l (in scratch); then a
 // ring across hosts on rail l reduces those H partials, each rank keeping its own block.
 // Each NIC carries (H-1) blocks and no byte crosses rails.
-#include "ccl/algorithms/algorithms.h"
-#include "ccl/algorithms/compose.h"
+#include "sched/algorithms/algorithms.h"
+#include "sched/algorithms/compose.h"
 
-namespace xm::ccl {
+namespace xm::sched {
 
 Schedule hierarchical_reduce_scatter(const CollectiveArgs& a) {
   const RankLayout* layout = a.layout;
@@ -45,4 +45,4 @@ Schedule hierarchical_reduce_scatter(const CollectiveArgs& a) {
   return s;
 }
 
-}  // namespace xm::ccl
+}  // namespace xm::sched

@@ -1,8 +1,8 @@
 // A schedule: what one rank does in one collective, as ordered steps over buffers.
 //
-// Algorithms (src/ccl/algorithms/) produce schedules and know nothing of transports;
-// the executor (executor.h) runs them over real links, and the simulator will replay
-// them on a modelled fabric. A schedule is a pure function of (collective, count, type,
+// The schedules layer: algorithms (algorithms/) produce schedules and know nothing of
+// transports or simulators; xccl's executor (src/ccl/executor.h) runs them over real
+// links, and the simulator (src/sim/collective/) replays them on a modelled fabric. A schedule is a pure function of (collective, count, type,
 // rank, ranks, options).
 //
 // Step semantics, all counts in elements:
@@ -23,14 +23,15 @@
 // and a send to `to`.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "ccl/rank_layout.h"
-#include "ccl/types.h"
+#include "sched/rank_layout.h"
+#include "sched/types.h"
 
-namespace xm::ccl {
+namespace xm::sched {
 
 // Which buffer a region is in: the collective's input, output, the runtime's scratch,
 // or (point-to-point groups) the k-th user buffer, kUser + k.
@@ -108,6 +109,11 @@ struct Schedule {
   }
 };
 
+// In-memory links pass sends at least this large by descriptor when their bytes lie in
+// registered memory (the receiver reads them in place); smaller ones are copied. The
+// direct schedules stage through scratch from this size on, the tuner offers two-shot.
+inline constexpr size_t kZeroCopyMinBytes = 16 << 10;
+
 enum class Collective : uint8_t {
   kAllReduce, kBroadcast, kReduce, kAllGather, kReduceScatter, kAllToAll,
 };
@@ -164,4 +170,4 @@ inline uint64_t output_count(const CollectiveArgs& a) {
 // algorithm does not apply).
 Schedule make_schedule(const CollectiveArgs& args);
 
-}  // namespace xm::ccl
+}  // namespace xm::sched

@@ -11,11 +11,10 @@
 // stays in cache however large the message; a slot is free once its reader is done (the
 // send completes). Slices under the descriptor size would go through the FIFOs anyway:
 // they are sent straight from the input, as staging them would only add a copy.
-#include "ccl/algorithms/algorithms.h"
-#include "ccl/algorithms/partition.h"
-#include "ccl/link.h"
+#include "sched/algorithms/algorithms.h"
+#include "sched/algorithms/partition.h"
 
-namespace xm::ccl {
+namespace xm::sched {
 
 Schedule direct_reduce_scatter(const CollectiveArgs& a) {
   if (a.ranks == 1) return ring_reduce_scatter(a);  // a local copy at most
@@ -61,4 +60,4 @@ Schedule direct_reduce_scatter(const CollectiveArgs& a) {
   return s;
 }
 
-}  // namespace xm::ccl
+}  // namespace xm::sched

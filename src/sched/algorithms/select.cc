@@ -1,7 +1,7 @@
 // make_schedule: from a collective and the chosen algorithm to a schedule.
-#include "ccl/algorithms/algorithms.h"
+#include "sched/algorithms/algorithms.h"
 
-namespace xm::ccl {
+namespace xm::sched {
 
 const char* to_string(Collective c) {
   static const char* names[] = {"all_reduce", "broadcast", "reduce", "all_gather", "reduce_scatter", "alltoall"};
@@ -42,4 +42,4 @@ Schedule make_schedule(const CollectiveArgs& args) {
   return {};
 }
 
-}  // namespace xm::ccl
+}  // namespace xm::sched

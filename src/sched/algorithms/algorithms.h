@@ -1,9 +1,9 @@
 // One schedule generator per algorithm; each file holds one. See schedule.h.
 #pragma once
 
-#include "ccl/schedule.h"
+#include "sched/schedule.h"
 
-namespace xm::ccl {
+namespace xm::sched {
 
 Schedule ring_allreduce(const CollectiveArgs& args);
 Schedule ring_relay_allreduce(const CollectiveArgs& args);
@@ -21,4 +21,4 @@ Schedule chain_reduce(const CollectiveArgs& args);
 Schedule pairwise_alltoall(const CollectiveArgs& args);
 Schedule pxn_alltoall(const CollectiveArgs& args);
 
-}  // namespace xm::ccl
+}  // namespace xm::sched

@@ -8,10 +8,10 @@
 //   local l -> local m:        the block for m, then for each remote host g (in the
 //                              order g = h+1, h+2, ...) the block for (g, m)
 //   (h, l) -> (g, l), g != h:  (h, l)'s own block, then the blocks of (h, m), m != l
-#include "ccl/algorithms/algorithms.h"
-#include "ccl/algorithms/partition.h"
+#include "sched/algorithms/algorithms.h"
+#include "sched/algorithms/partition.h"
 
-namespace xm::ccl {
+namespace xm::sched {
 
 Schedule pxn_alltoall(const CollectiveArgs& a) {
   const RankLayout* layout = a.layout;
@@ -62,4 +62,4 @@ Schedule pxn_alltoall(const CollectiveArgs& a) {
   return s;
 }
 
-}  // namespace xm::ccl
+}  // namespace xm::sched

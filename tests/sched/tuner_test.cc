@@ -1,9 +1,9 @@
 // The tuner's choices from cost models (the figures measured at start-up feed these).
 #include <gtest/gtest.h>
 
-#include "ccl/tuner.h"
+#include "sched/tuner.h"
 
-namespace xm::ccl {
+namespace xm::sched {
 namespace {
 
 CollectiveArgs args(Collective c, int ranks, uint64_t bytes) {
@@ -134,5 +134,32 @@ TEST(Tuner, OverridesParseAndRejectNonsense) {
   EXPECT_NE(bad.error().message.find("unknown algorithm 'rong'"), std::string::npos);
 }
 
+TEST(Tuned, GrainIsAQuarterOfTheShareWithinBoundsAndRelaysKeepAQuarterFifo) {
+  RankLayout one_host = RankLayout::grid(1, 4);
+  Tuning t;
+  t.model.shm = {10, 3000};
+  // 64 MiB over 4 ranks: a quarter of the 16 MiB share is past the 512 KiB ceiling.
+  CollectiveArgs a = tuned(args(Collective::kAllReduce, 4, 64 << 20), one_host, t);
+  EXPECT_EQ(a.chunk_bytes, 512u << 10);
+  EXPECT_FALSE(a.relays);
+  EXPECT_EQ(a.layout, &one_host);
+  // 1 MiB: a quarter of the 256 KiB share.
+  EXPECT_EQ(tuned(args(Collective::kAllReduce, 4, 1 << 20), one_host, t).chunk_bytes, 64u << 10);
+  // Every link in memory with a 1 MiB FIFO: the relay ring, its grain at most 256 KiB.
+  t.links_in_memory = true;
+  t.fifo_bytes = 1 << 20;
+  t.forced = *parse_algorithm_overrides("ring-relay");
+  a = tuned(args(Collective::kAllReduce, 4, 64 << 20), one_host, t);
+  EXPECT_TRUE(a.relays && a.shared_memory);
+  EXPECT_EQ(a.algorithm, Algorithm::kRingRelay);
+  EXPECT_EQ(a.chunk_bytes, 256u << 10);
+  // A grain asked for that no quarter FIFO holds: no relays, and the grain as asked.
+  t.chunk_bytes = 1 << 20;
+  a = tuned(args(Collective::kAllReduce, 4, 64 << 20), one_host, t);
+  EXPECT_FALSE(a.relays);
+  EXPECT_EQ(a.algorithm, Algorithm::kRing);
+  EXPECT_EQ(a.chunk_bytes, 1u << 20);
+}
+
 }  // namespace
-}  // namespace xm::ccl
+}  // namespace xm::sched

@@ -12,12 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "ccl/link.h"
-#include "ccl/rank_layout.h"
-#include "ccl/schedule.h"
+#include "sched/rank_layout.h"
+#include "sched/schedule.h"
 #include "util/result.h"
 
-namespace xm::ccl {
+namespace xm::sched {
 
 struct LinkCost {
   double latency_us = 0;    // one step: a message's fixed cost
@@ -50,4 +49,21 @@ Result<AlgorithmOverrides> parse_algorithm_overrides(const std::string& text);
 
 std::string describe(const CostModel& model);
 
-}  // namespace xm::ccl
+// What, besides the call itself, decides how a collective runs: the same on every rank
+// of a job (settings and measurements, never buffers), so every rank decides alike. The
+// runtime fills it from XCCL_* settings and calibration; the simulator from the spec.
+struct Tuning {
+  CostModel model;
+  AlgorithmOverrides forced;      // XCCL_ALGO
+  uint64_t chunk_bytes = 0;       // XCCL_CHUNK_BYTES; 0: the tuner's grain
+  uint64_t fifo_bytes = 4 << 20;  // a shared-memory link's FIFO (bounds the relay grain)
+  bool links_in_memory = false;   // every peer over shared memory: relay schedules apply
+  bool oversubscribed = false;    // more ranks on a host than cores
+};
+
+// `a` with its algorithm, pipelining grain, relays and shared_memory decided, and
+// `layout` as its layout (it must outlive the result's use): a pure function, so the
+// runtime and the simulator run the same schedule for the same call.
+CollectiveArgs tuned(CollectiveArgs a, const RankLayout& layout, const Tuning& tuning);
+
+}  // namespace xm::sched

@@ -9,10 +9,10 @@
 // few) take a flat ring alongside.
 #include <algorithm>
 
-#include "ccl/algorithms/algorithms.h"
-#include "ccl/algorithms/compose.h"
+#include "sched/algorithms/algorithms.h"
+#include "sched/algorithms/compose.h"
 
-namespace xm::ccl {
+namespace xm::sched {
 
 Schedule hierarchical_allreduce(const CollectiveArgs& a) {
   const RankLayout* layout = a.layout;
@@ -69,4 +69,4 @@ Schedule hierarchical_allreduce(const CollectiveArgs& a) {
   return s;
 }
 
-}  // namespace xm::ccl
+}  // namespace xm::sched

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
-namespace xm::ccl {
+namespace xm::sched {
 
 class Partition {
  public:
@@ -41,4 +41,4 @@ inline int mod(int a, int n) { return ((a % n) + n) % n; }
 // in a window of this many slots per peer, reused so the window stays in cache.
 inline constexpr uint64_t kScratchSlots = 4;
 
-}  // namespace xm::ccl
+}  // namespace xm::sched

@@ -10,10 +10,10 @@
 // completes when the peer has read it) would wait on the peer's relay, which waits on
 // its own send; so even from registered memory its sends copy (the classic ring,
 // ring_allreduce.cc, reads registered buffers in place).
-#include "ccl/algorithms/algorithms.h"
-#include "ccl/algorithms/partition.h"
+#include "sched/algorithms/algorithms.h"
+#include "sched/algorithms/partition.h"
 
-namespace xm::ccl {
+namespace xm::sched {
 
 Schedule ring_relay_allreduce(const CollectiveArgs& a) {
   if (a.ranks == 1) return ring_allreduce(a);  // a local copy at most
@@ -51,4 +51,4 @@ Schedule ring_relay_allreduce(const CollectiveArgs& a) {
   return s;
 }
 
-}  // namespace xm::ccl
+}  // namespace xm::sched

@@ -12,11 +12,10 @@
 // cache however large the block; a slot is free once every peer read it (its sends
 // complete). Blocks whose slices would go through the FIFOs anyway (under the
 // descriptor size) are sent straight from the input: staging them would only add a copy.
-#include "ccl/algorithms/algorithms.h"
-#include "ccl/algorithms/partition.h"
-#include "ccl/link.h"
+#include "sched/algorithms/algorithms.h"
+#include "sched/algorithms/partition.h"
 
-namespace xm::ccl {
+namespace xm::sched {
 
 Schedule direct_allgather(const CollectiveArgs& a) {
   if (a.ranks == 1) return ring_allgather(a);  // a local copy at most
@@ -58,4 +57,4 @@ Schedule direct_allgather(const CollectiveArgs& a) {
   return s;
 }
 
-}  // namespace xm::ccl
+}  // namespace xm::sched
