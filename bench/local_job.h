@@ -39,11 +39,6 @@ inline std::optional<xm::ccl::Collective> parse_collective(const std::string& s)
   return std::nullopt;
 }
 
-// nccl-tests' bus bandwidth factor.
-inline double bus_factor(xm::ccl::Collective c, int n) {
-  return c == xm::ccl::Collective::kAllReduce ? 2.0 * (n - 1) / n : double(n - 1) / n;
-}
-
 // The median of some figures (the mean of the middle two for an even count).
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

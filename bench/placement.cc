@@ -128,7 +128,7 @@ int run_rank(const Options& o, xcclComm_t comm, int rank) {
             if (launch_collective(a, in, out, comm) != xcclSuccess) return 1;
           t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / o.iters;
           if (xcclAllReduce(&t, &t, 1, xcclFloat64, xcclMax, comm) != xcclSuccess) return 1;  // the slowest rank's
-          busbw[p].push_back(double(bytes) / t / 1e9 * bench::bus_factor(c, n));
+          busbw[p].push_back(double(bytes) / t / 1e9 * xm::sched::bus_factor(c, n));
         }
       if (rank != 0) continue;
       std::printf("| %zu KiB |", bytes >> 10);

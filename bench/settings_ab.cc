@@ -96,7 +96,7 @@ int run_rank(const Options& o, const std::vector<xcclUniqueId>& ids, int rank) {
           if (launch_collective(a, send.data(), recv.data(), comm[k]) != xcclSuccess) return 1;
         t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / o.iters;
         if (xcclAllReduce(&t, &t, 1, xcclFloat64, xcclMax, comm[k]) != xcclSuccess) return 1;
-        busbw[k].push_back(double(bytes) / t / 1e9 * bench::bus_factor(o.collective, o.np));
+        busbw[k].push_back(double(bytes) / t / 1e9 * xm::sched::bus_factor(o.collective, o.np));
       }
     if (rank != 0) continue;
     double m[2];

@@ -25,8 +25,9 @@ void run_scenario_file(benchmark::State& state, const std::string& file, const s
   for (TrafficSpec& t : scenario->traffic) t.poisson.duration = Time::ms(ms);
   Result<SimTopology> topology = scenario_topology(*scenario);
   if (!topology) return state.SkipWithError(topology.error().message.c_str());
-  Result<std::vector<FlowSpec>> flows = scenario_flows(*scenario, *topology);
-  if (!flows) return state.SkipWithError(flows.error().message.c_str());
+  Result<Traffic> traffic = scenario_flows(*scenario, *topology);
+  if (!traffic) return state.SkipWithError(traffic.error().message.c_str());
+  const std::vector<FlowSpec>* flows = &traffic->flows;
   Rate line;
   for (const SimLink& l : topology->links)
     if (topology->is_host(l.a)) line = max(line, l.rate);

@@ -80,15 +80,6 @@ RedOp parse_op(const std::string& s) {
   throw CLI::ValidationError("-o", "\"" + s + "\" is not sum, prod, min, max or avg");
 }
 
-// nccl-tests' bus bandwidth factors.
-double bus_factor(Collective c, int n) {
-  switch (c) {
-    case Collective::kAllReduce: return 2.0 * (n - 1) / n;
-    case Collective::kAllGather: case Collective::kReduceScatter: case Collective::kAllToAll: return double(n - 1) / n;
-    default: return 1.0;
-  }
-}
-
 [[noreturn]] void die(const char* what, xcclResult_t r) {
   std::fprintf(stderr, "xccl-perf: %s: %s (%s)\n", what, xcclGetErrorString(r), xcclGetLastError());
   std::exit(1);

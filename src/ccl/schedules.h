@@ -14,6 +14,7 @@ using sched::Algorithm;
 using sched::AlgorithmOverrides;
 using sched::Buffer;
 using sched::BufferId;
+using sched::bus_factor;
 using sched::Collective;
 using sched::CollectiveArgs;
 using sched::CostModel;

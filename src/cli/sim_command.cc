@@ -125,9 +125,9 @@ void add_hpcc_flows(CLI::App& sim, int& exit_code) {
     if (!s) return void((std::cerr << "xm sim hpcc-flows: " << s.error().message << "\n", exit_code = 2));
     Result<sim::SimTopology> t = sim::scenario_topology(*s);
     if (!t) return void((std::cerr << "xm sim hpcc-flows: " << t.error().message << "\n", exit_code = 2));
-    Result<std::vector<sim::FlowSpec>> flows = sim::scenario_flows(*s, *t);
-    if (!flows) return void((std::cerr << "xm sim hpcc-flows: " << flows.error().message << "\n", exit_code = 2));
-    const std::string text = sim::format_hpcc_flows(*flows, *t);
+    Result<sim::Traffic> traffic = sim::scenario_flows(*s, *t);
+    if (!traffic) return void((std::cerr << "xm sim hpcc-flows: " << traffic.error().message << "\n", exit_code = 2));
+    const std::string text = sim::format_hpcc_flows(traffic->flows, *t);
     if (*out == "-") {
       std::cout << text;
       return;

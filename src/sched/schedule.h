@@ -166,6 +166,16 @@ inline uint64_t output_count(const CollectiveArgs& a) {
   }
 }
 
+// nccl-tests' bus bandwidth factor: busbw = algbw × this, so that a collective that runs
+// at the links' speed shows it whatever the number of ranks.
+inline double bus_factor(Collective c, int ranks) {
+  switch (c) {
+    case Collective::kAllReduce: return 2.0 * (ranks - 1) / ranks;
+    case Collective::kAllGather: case Collective::kReduceScatter: case Collective::kAllToAll: return double(ranks - 1) / ranks;
+    default: return 1.0;
+  }
+}
+
 // The schedule for `args` with `args.algorithm` (the collective's default when that
 // algorithm does not apply).
 Schedule make_schedule(const CollectiveArgs& args);

@@ -18,6 +18,8 @@ struct FlowSpec {
   Time start;            // ignored while `after` is pending
   uint8_t cls = 1;       // data class (1..3)
   uint16_t dport = 100;
+  uint16_t sport = 0;    // 0: a port of its own (a new queue pair); else this one, so that
+                         // the messages of one connection share its 5-tuple and path
   std::vector<uint32_t> after;  // flows that must be fully received (at this flow's src) first
   uint32_t group = 0;    // workload-defined (e.g. all-reduce step); reported with the flow
 };

@@ -103,14 +103,18 @@ Result<uint32_t> Network::add_flow(const FlowSpec& spec) {
   Flow f;
   f.src = spec.src, f.dst = spec.dst, f.size = spec.bytes, f.start = spec.start, f.cls = spec.cls;
   f.dport = spec.dport, f.group = spec.group;
-  f.sport = next_sport_[spec.src]++;
+  f.sport = spec.sport ? spec.sport : next_sport_[spec.src]++;
   // The 5-tuple (IPs are host indices, UDP ports, protocol UDP) in each direction.
   const uint64_t fwd = (uint64_t(f.src) << 32 | f.dst) ^ (uint64_t(f.sport) << 16 | f.dport) << 8;
   const uint64_t rev = (uint64_t(f.dst) << 32 | f.src) ^ (uint64_t(f.dport) << 16 | f.sport) << 8;
   f.hash_fwd = uint32_t(mix64(fwd ^ 17));
   f.hash_rev = uint32_t(mix64(rev ^ 17));
-  const uint32_t nports = wiring_.ports_of(f.src);
-  f.port = wiring_.first_port[f.src] + (nports > 1 ? f.hash_fwd % nports : 0);
+  if (wiring_.ports_of(f.src) == 1) {
+    f.port = wiring_.first_port[f.src];
+  } else {  // a dual-homed NIC, or one with a port into its server's intra fabric
+    const std::vector<PortId> ports = routing_.host_ports(f.src, f.dst);
+    f.port = ports[f.hash_fwd % ports.size()];
+  }
   f.max_rate = f.rate = ports_[f.port].rate;
   f.pending_deps = uint32_t(spec.after.size());
   f.ideal = ideal_fct(f);

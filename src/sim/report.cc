@@ -179,6 +179,11 @@ std::string reports_json(const std::vector<Report>& reports) {
     for (const LinkRow& l : r.links)
       j["links"].push_back({{"link_class", l.link_class}, {"ports", l.ports}, {"mean_util", l.mean_util},
                             {"max_util", l.max_util}, {"paused_us", l.paused_us}});
+    for (const CollectiveResult& k : r.collectives)
+      j["collectives"].push_back({{"name", k.name}, {"op", k.op}, {"algorithm", k.algorithm}, {"ranks", k.ranks},
+                                  {"bytes", k.bytes}, {"flows", k.flows}, {"finished", k.finished},
+                                  {"start_us", k.start_us}, {"end_us", k.end_us}, {"time_us", k.time_us},
+                                  {"algbw_gbs", k.algbw_gbs}, {"busbw_gbs", k.busbw_gbs}});
     j["last_finish_us"] = r.last_finish_us;
     j["speed"] = {{"sim_seconds", r.sim_seconds}, {"wall_seconds", r.wall_seconds}, {"events", r.events},
                   {"events_per_second", r.events_per_second}, {"peak_rss_kb", r.peak_rss_kb}};
@@ -224,6 +229,10 @@ std::string reports_text(const std::vector<Report>& reports) {
                   r.events_per_second / 1e6);
     out += buf;
   }
+  bool collectives = false;
+  for (const Report& r : reports) collectives |= !r.collectives.empty();
+  if (collectives) out += "\ncollectives (time from the first flow's start to the last byte; nccl-tests' algbw and busbw)\n";
+  for (const Report& r : reports) out += collectives_text(r.collectives, r.cc);
   return out;
 }
 

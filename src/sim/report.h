@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/collective/results.h"
 #include "sim/network.h"
 
 namespace xm::sim {
@@ -48,6 +49,7 @@ struct Report {
   uint64_t events = 0;
   double events_per_second = 0;
   uint64_t peak_rss_kb = 0;
+  std::vector<CollectiveResult> collectives;  // replayed collectives, if any
 };
 
 // Summarises a finished (or stopped) network. Slowdown = FCT / ideal FCT, at least 1,

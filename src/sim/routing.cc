@@ -70,10 +70,37 @@ Routing::Routing(const SimTopology& t, const Wiring& w) : wiring_(&w), hosts_(t.
   }
 }
 
+uint32_t Routing::hops_to(NodeIndex sw, uint32_t dst) const {
+  const Wiring& w = *wiring_;
+  for (uint32_t hops = 1; hops <= 64; ++hops) {
+    auto next = next_hops(sw, dst);
+    if (next.empty()) return UINT32_MAX;
+    const NodeIndex v = w.peer_node[w.first_port[sw] + next[0]];
+    if (v == dst) return hops;
+    sw = v;
+  }
+  return UINT32_MAX;
+}
+
+std::vector<PortId> Routing::host_ports(uint32_t src, uint32_t dst) const {
+  const Wiring& w = *wiring_;
+  if (w.ports_of(src) == 1) return {w.first_port[src]};
+  std::vector<PortId> best;
+  uint32_t fewest = UINT32_MAX;
+  for (PortId p = w.first_port[src]; p < w.first_port[src + 1]; ++p) {
+    const uint32_t hops = hops_to(w.peer_node[p], dst);
+    if (hops < fewest) fewest = hops, best.clear();
+    if (hops == fewest && hops != UINT32_MAX) best.push_back(p);
+  }
+  return best;
+}
+
 std::vector<uint32_t> Routing::path_links(uint32_t src, uint32_t dst) const {
   const Wiring& w = *wiring_;
   std::vector<uint32_t> links;
-  PortId p = w.first_port[src];  // a host's first port
+  const std::vector<PortId> first = host_ports(src, dst);
+  if (first.empty()) return {};
+  PortId p = first[0];
   for (;;) {
     links.push_back(w.link[p]);
     NodeIndex at = w.peer_node[p];

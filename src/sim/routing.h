@@ -39,6 +39,10 @@ class Routing {
     const uint32_t g = group_[size_t(sw - hosts_) * hosts_ + dst];
     return {hops_.data() + group_begin_[g], hops_.data() + group_begin_[g + 1]};
   }
+  // Ports of host `src` (global ids) on shortest paths to host `dst`: all of a host's
+  // ports for a NIC whose ports all reach the fabric alike, only the intra-server one
+  // for a peer in the same server.
+  std::vector<PortId> host_ports(uint32_t src, uint32_t dst) const;
   // Links on one shortest path from host `src` to host `dst` (first equal-cost choice at
   // every hop), in order. For ideal completion times and base RTTs.
   std::vector<uint32_t> path_links(uint32_t src, uint32_t dst) const;
@@ -47,6 +51,9 @@ class Routing {
   // Most destinations share their next-hop set with many others (every host behind the
   // same ToR, seen from a core switch), so each (switch, destination) names one of a few
   // distinct sets: a 2-byte entry per pair keeps the table small enough to stay cached.
+  // Hops from switch `sw` to host `dst` along first choices; UINT32_MAX if unreachable.
+  uint32_t hops_to(NodeIndex sw, uint32_t dst) const;
+
   const Wiring* wiring_;
   uint32_t hosts_;
   std::vector<uint16_t> group_;         // per (switch, destination host): its set

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "sim/cc/cc.h"
+#include "sim/collective/results.h"
 #include "sim/network.h"
 #include "sim/plot.h"
 #include "sim/workload/hpcc_io.h"
@@ -24,16 +25,18 @@ Status write_file(const std::filesystem::path& path, const std::string& text) {
 Result<std::vector<Report>> run_scenario(const Scenario& scenario, const RunSettings& settings) {
   Result<SimTopology> topology = scenario_topology(scenario);
   if (!topology) return Error{topology.error().message};
-  Result<std::vector<FlowSpec>> flows = scenario_flows(scenario, *topology);
-  if (!flows) return Error{flows.error().message};
+  Result<Traffic> traffic = scenario_flows(scenario, *topology);
+  if (!traffic) return Error{traffic.error().message};
+  const std::vector<FlowSpec>* flows = &traffic->flows;
   if (flows->empty()) return Error{scenario.source + ": the traffic makes no flow"};
   Time traffic_end;
   for (const FlowSpec& f : *flows) traffic_end = max(traffic_end, f.start);
 
   const std::vector<std::string>& names = settings.cc.empty() ? scenario.cc : settings.cc;
   Rate line;
-  for (const SimLink& l : topology->links)
-    if (topology->is_host(l.a) || topology->is_host(l.b)) line = max(line, l.rate);
+  for (const SimLink& l : topology->links)  // the NICs' fabric ports (not their intra-server ones)
+    if ((topology->is_host(l.a) || topology->is_host(l.b)) && topology->tier[std::max(l.a, l.b)] != Tier::kIntra)
+      line = max(line, l.rate);
   // Check every name before the first long run.
   for (const std::string& name : names)
     if (auto cc = make_cc(name, line); !cc) return Error{cc.error().message};
@@ -59,6 +62,7 @@ Result<std::vector<Report>> run_scenario(const Scenario& scenario, const RunSett
       settings.progress(p);
     });
     Report rep = make_report(net, scenario.buckets.empty() ? default_buckets() : scenario.buckets);
+    rep.collectives = collective_results(net, traffic->collectives);
     rep.scenario = scenario.name;
     rep.cc = names[i];
     rep.seed = scenario.seed;
@@ -74,6 +78,12 @@ Result<std::vector<Report>> run_scenario(const Scenario& scenario, const RunSett
       const std::filesystem::path dir = std::filesystem::path(settings.out_dir) / names[i];
       std::filesystem::create_directories(dir);
       if (Status s = write_file(dir / "fct.txt", format_hpcc_fct(net)); !s) return Error{s.message()};
+      if (!traffic->collectives.empty())
+        for (auto [file, text] :
+             {std::pair{"collectives.csv", collectives_csv(rep.collectives, names[i])},
+              {"ranks.csv", ranks_csv(net, traffic->collectives)}, {"rails.csv", rails_csv(net, traffic->collectives)},
+              {"rails.svg", rails_svg(net, traffic->collectives, scenario.name + " (" + names[i] + "): throughput per rail")}})
+          if (Status s = write_file(dir / file, text); !s) return Error{s.message()};
     }
     reports.push_back(std::move(rep));
   }

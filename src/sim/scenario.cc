@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
@@ -75,6 +76,24 @@ class Reader {
       fail(n, field, "expected true or false");
     }
   }
+  // Bytes as a whole number or with nccl-tests' suffixes: "64K", "16M", "1G" (powers of 2).
+  uint64_t size(const YAML::Node& n, const std::string& field, uint64_t lo, uint64_t hi) const {
+    const std::string t = n.IsScalar() ? n.Scalar() : "";
+    const char unit = t.empty() ? 0 : t.back();
+    const int shift = unit == 'K' ? 10 : unit == 'M' ? 20 : unit == 'G' ? 30 : 0;
+    if (shift == 0) return whole(n, field, lo, hi);
+    uint64_t v = 0;
+    size_t used = 0;
+    try {
+      v = std::stoull(t.substr(0, t.size() - 1), &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used + 1 != t.size()) fail(n, field, "expected bytes, e.g. 1048576 or 1M, got \"" + t + "\"");
+    if (v > (hi >> shift) || (v << shift) < lo)
+      fail(n, field, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "] bytes, got " + t);
+    return v << shift;
+  }
   std::string text(const YAML::Node& n, const std::string& field) const {
     if (!n.IsScalar()) fail(n, field, "expected text");
     return n.Scalar();
@@ -128,9 +147,89 @@ void read_network(const Reader& r, const YAML::Node& n, NetConfig& c) {
   if (n["wire_gap_bytes"]) c.wire_gap_bytes = uint32_t(r.whole(n["wire_gap_bytes"], f("wire_gap_bytes"), 0, 1024));
 }
 
-TrafficSpec read_traffic(const Reader& r, const YAML::Node& item, const std::string& path, const std::string& dir) {
+// A collective: what xccl would run, replayed (sim/collective/collective.h). `earlier`:
+// the names of the collectives before it, which `after` may name.
+CollectiveOptions read_collective(const Reader& r, const YAML::Node& n, const std::string& at,
+                                  const std::vector<std::string>& earlier) {
+  auto f = [&](const char* k) { return at + "." + k; };
+  r.keys(n, at, {"name", "op", "bytes", "type", "algorithm", "chunk_bytes", "ranks", "rails", "start_us", "after"});
+  CollectiveOptions c;
+  c.name = n["name"] ? r.text(n["name"], f("name")) : "collective" + std::to_string(earlier.size());
+  if (std::count(earlier.begin(), earlier.end(), c.name)) r.fail(n["name"], f("name"), "\"" + c.name + "\" is taken");
+  const std::vector<sched::Collective> ops = {sched::Collective::kAllReduce, sched::Collective::kAllGather,
+                                              sched::Collective::kReduceScatter, sched::Collective::kAllToAll,
+                                              sched::Collective::kBroadcast, sched::Collective::kReduce};
+  if (!n["op"]) r.fail(n, f("op"), "required: all_reduce, all_gather, reduce_scatter, alltoall, broadcast or reduce");
+  const std::string op = r.text(n["op"], f("op"));
+  auto known = std::find_if(ops.begin(), ops.end(), [&](sched::Collective o) { return op == sched::to_string(o); });
+  if (known == ops.end())
+    r.fail(n["op"], f("op"), "expected all_reduce, all_gather, reduce_scatter, alltoall, broadcast or reduce, got \"" + op + "\"");
+  c.op = *known;
+  if (n["bytes"]) c.bytes = r.size(n["bytes"], f("bytes"), 1, uint64_t(1) << 40);
+  if (n["type"]) {
+    const std::string type = r.text(n["type"], f("type"));
+    int k = 0;
+    while (k < sched::kDataTypes && type != sched::to_string(sched::DataType(k))) ++k;
+    if (k == sched::kDataTypes)
+      r.fail(n["type"], f("type"), "expected int8, uint8, int32, int64, half, bfloat16, float or double, got \"" + type + "\"");
+    c.type = sched::DataType(k);
+  }
+  if (n["algorithm"] && r.text(n["algorithm"], f("algorithm")) != "auto") {
+    const std::string name = n["algorithm"].Scalar();
+    Result<sched::AlgorithmOverrides> o = sched::parse_algorithm_overrides(op + ":" + name);
+    if (!o) {
+      std::string why = o.error().message;
+      why = why.substr(why.find(": ") + 2);  // the XCCL_ALGO prefix is the runtime's
+      r.fail(n["algorithm"], f("algorithm"), why + " (or auto)");
+    }
+    c.algorithm = o->for_collective(c.op);
+  }
+  if (n["chunk_bytes"] && !(n["chunk_bytes"].IsScalar() && n["chunk_bytes"].Scalar() == "auto"))
+    c.chunk_bytes = r.size(n["chunk_bytes"], f("chunk_bytes"), 4096, uint64_t(1) << 30);
+  if (const YAML::Node ranks = n["ranks"]) {
+    const std::string at_ranks = f("ranks");
+    r.keys(ranks, at_ranks, {"servers", "first_server", "per_server", "first_local"});
+    auto g = [&](const char* k) { return at_ranks + "." + k; };
+    if (ranks["servers"]) c.servers = uint32_t(r.whole(ranks["servers"], g("servers"), 1, 1 << 24));
+    if (ranks["first_server"]) c.first_server = uint32_t(r.whole(ranks["first_server"], g("first_server"), 0, 1 << 24));
+    if (ranks["per_server"]) c.per_server = uint32_t(r.whole(ranks["per_server"], g("per_server"), 1, 1 << 16));
+    if (ranks["first_local"]) c.first_local = uint32_t(r.whole(ranks["first_local"], g("first_local"), 0, 1 << 16));
+  }
+  if (const YAML::Node rails = n["rails"]) {
+    if (rails.IsSequence()) {
+      if (rails.size() == 0) r.fail(rails, f("rails"), "name at least one rail (or own, or all)");
+      for (size_t i = 0; i < rails.size(); ++i) {
+        const std::string at_rail = at + ".rails[" + std::to_string(i) + "]";
+        c.rails.push_back(uint32_t(r.whole(rails[i], at_rail, 0, 1 << 16)));
+        if (std::count(c.rails.begin(), c.rails.end(), c.rails.back()) > 1) r.fail(rails[i], at_rail, "given twice");
+      }
+    } else {
+      const std::string use = r.text(rails, f("rails"));
+      if (use == "all") c.all_rails = true;
+      else if (use != "own") r.fail(rails, f("rails"), "expected own, all or a list of rails, got \"" + use + "\"");
+    }
+  }
+  if (n["start_us"]) c.start = Time::us(r.number(n["start_us"], f("start_us"), 0, 1e9));
+  if (const YAML::Node after = n["after"]) {
+    std::vector<YAML::Node> names;
+    if (after.IsSequence())
+      for (size_t i = 0; i < after.size(); ++i) names.push_back(after[i]);
+    else
+      names.push_back(after);
+    for (const YAML::Node& a : names) {
+      const std::string name = r.text(a, f("after"));
+      if (!std::count(earlier.begin(), earlier.end(), name))
+        r.fail(a, f("after"), "\"" + name + "\" names no collective listed before this one");
+      c.after.push_back(name);
+    }
+  }
+  return c;
+}
+
+TrafficSpec read_traffic(const Reader& r, const YAML::Node& item, const std::string& path, const std::string& dir,
+                         const std::vector<std::string>& collectives) {
   if (!item.IsMap() || item.size() != 1)
-    r.fail(item, path, "expected one of poisson, incast, permutation, allreduce, hpcc_flows with its settings");
+    r.fail(item, path, "expected one of poisson, incast, permutation, allreduce, collective, hpcc_flows with its settings");
   const std::string kind = item.begin()->first.as<std::string>();
   const YAML::Node n = item.begin()->second;
   const std::string at = path + "." + kind;
@@ -165,12 +264,15 @@ TrafficSpec read_traffic(const Reader& r, const YAML::Node& item, const std::str
     r.keys(n, at, {"bytes", "start_us"});
     if (n["bytes"]) t.allreduce.bytes = r.whole(n["bytes"], f("bytes"), 1, uint64_t(1) << 40);
     if (n["start_us"]) t.allreduce.start = Time::us(r.number(n["start_us"], f("start_us"), 0, 1e9));
+  } else if (kind == "collective") {
+    t.kind = TrafficSpec::Kind::kCollective;
+    t.collective = read_collective(r, n, at, collectives);
   } else if (kind == "hpcc_flows") {
     t.kind = TrafficSpec::Kind::kHpccFlows;
     t.path = resolve(dir, r.text(n, at));
   } else {
     r.fail(item.begin()->first, path + "." + kind,
-           "unknown traffic; expected poisson, incast, permutation, allreduce or hpcc_flows");
+           "unknown traffic; expected poisson, incast, permutation, allreduce, collective or hpcc_flows");
   }
   return t;
 }
@@ -212,8 +314,11 @@ Result<Scenario> parse_scenario(std::string_view text, const std::string& source
     }
     if (!root["traffic"] || !root["traffic"].IsSequence() || root["traffic"].size() == 0)
       r.fail(root["traffic"] ? root["traffic"] : root, "traffic", "required: a list of traffic sources");
-    for (size_t i = 0; i < root["traffic"].size(); ++i)
-      s.traffic.push_back(read_traffic(r, root["traffic"][i], "traffic[" + std::to_string(i) + "]", dir));
+    std::vector<std::string> collectives;
+    for (size_t i = 0; i < root["traffic"].size(); ++i) {
+      s.traffic.push_back(read_traffic(r, root["traffic"][i], "traffic[" + std::to_string(i) + "]", dir, collectives));
+      if (s.traffic.back().kind == TrafficSpec::Kind::kCollective) collectives.push_back(s.traffic.back().collective.name);
+    }
     if (root["stop_ms"]) s.stop = Time::ms(r.number(root["stop_ms"], "stop_ms", 1e-6, 1e7));
     if (root["buckets"]) {
       const YAML::Node b = root["buckets"];
@@ -245,11 +350,14 @@ Result<SimTopology> scenario_topology(const Scenario& s) {
   if (!spec) return Error{spec.error().message};
   Result<topo::Fabric> fabric = topo::build_fabric(*spec);
   if (!fabric) return Error{s.spec_path + ": " + fabric.error().message};
-  return topology_from_fabric(*fabric);
+  const bool collectives = std::any_of(s.traffic.begin(), s.traffic.end(),
+                                       [](const TrafficSpec& t) { return t.kind == TrafficSpec::Kind::kCollective; });
+  return topology_from_fabric(*fabric, collectives);
 }
 
-Result<std::vector<FlowSpec>> scenario_flows(const Scenario& s, const SimTopology& topology) {
-  std::vector<FlowSpec> flows;
+Result<Traffic> scenario_flows(const Scenario& s, const SimTopology& topology) {
+  Traffic traffic;
+  std::vector<FlowSpec>& flows = traffic.flows;
   for (size_t i = 0; i < s.traffic.size(); ++i) {
     const TrafficSpec& t = s.traffic[i];
     // Each source draws from its own stream, so adding a source leaves the others alone.
@@ -268,11 +376,22 @@ Result<std::vector<FlowSpec>> scenario_flows(const Scenario& s, const SimTopolog
         more = ring_allreduce_flows(topology, t.allreduce, uint32_t(flows.size()));
         break;
       case TrafficSpec::Kind::kHpccFlows: more = load_hpcc_flows(t.path, topology); break;
+      case TrafficSpec::Kind::kCollective: {
+        std::vector<uint32_t> wait_for;
+        for (const std::string& name : t.collective.after)
+          for (const CollectiveReplay& c : traffic.collectives)
+            if (c.options.name == name) wait_for.insert(wait_for.end(), c.last_flows.begin(), c.last_flows.end());
+        Result<CollectiveReplay> replay = replay_collective(t.collective, topology, wait_for, flows);
+        if (!replay)
+          return Error{s.source + ": traffic[" + std::to_string(i) + "].collective: " + replay.error().message};
+        traffic.collectives.push_back(std::move(replay).value());
+        continue;
+      }
     }
     if (!more) return Error{s.source + ": traffic[" + std::to_string(i) + "]: " + more.error().message};
     flows.insert(flows.end(), more->begin(), more->end());
   }
-  return flows;
+  return traffic;
 }
 
 }  // namespace xm::sim

@@ -10,6 +10,7 @@
 //   traffic:
 //     - poisson: {cdf: cdf/WebSearch_distribution.txt, load: 0.3, duration_ms: 10}
 //     - incast: {receiver: 0, senders: 16, bytes: 500000, start_us: 100}
+//     - collective: {op: all_reduce, bytes: 16M, algorithm: auto, ranks: {servers: 4}, rails: own}
 //   stop_ms: 200
 //
 // Errors name the file, line, column and field and say what was expected; unknown and
@@ -20,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/collective/collective.h"
 #include "sim/config.h"
 #include "sim/flow.h"
 #include "sim/topology.h"
@@ -29,12 +31,13 @@
 namespace xm::sim {
 
 struct TrafficSpec {
-  enum class Kind { kPoisson, kIncast, kPermutation, kAllReduce, kHpccFlows } kind = Kind::kPoisson;
+  enum class Kind { kPoisson, kIncast, kPermutation, kAllReduce, kHpccFlows, kCollective } kind = Kind::kPoisson;
   std::string path;  // poisson: the CDF file; hpcc_flows: the flow file (resolved)
   PoissonOptions poisson;
   IncastOptions incast;
   PermutationOptions permutation;
   AllReduceOptions allreduce;
+  CollectiveOptions collective;
 };
 
 struct Scenario {
@@ -54,8 +57,13 @@ Result<Scenario> parse_scenario(std::string_view text, const std::string& source
 Result<Scenario> load_scenario(const std::string& path);
 
 // The topology and flows a scenario describes; the flows depend only on the scenario
-// (seed included), never on the algorithm.
+// (seed included), never on the algorithm. With collective traffic the topology has the
+// servers' intra-server switches.
 Result<SimTopology> scenario_topology(const Scenario& scenario);
-Result<std::vector<FlowSpec>> scenario_flows(const Scenario& scenario, const SimTopology& topology);
+struct Traffic {
+  std::vector<FlowSpec> flows;
+  std::vector<CollectiveReplay> collectives;  // which of the flows each collective is
+};
+Result<Traffic> scenario_flows(const Scenario& scenario, const SimTopology& topology);
 
 }  // namespace xm::sim

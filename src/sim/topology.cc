@@ -11,11 +11,12 @@ const char* to_string(Tier tier) {
     case Tier::kAgg: return "agg";
     case Tier::kCore: return "core";
     case Tier::kOther: return "switch";
+    case Tier::kIntra: return "intra";
   }
   return "?";
 }
 
-Result<SimTopology> topology_from_fabric(const topo::Fabric& fabric) {
+Result<SimTopology> topology_from_fabric(const topo::Fabric& fabric, bool intra) {
   using topo::NodeKind;
   SimTopology t;
   t.name = fabric.spec().name;
@@ -37,6 +38,8 @@ Result<SimTopology> topology_from_fabric(const topo::Fabric& fabric) {
   add_kind(NodeKind::kTor, Tier::kTor);
   add_kind(NodeKind::kAgg, Tier::kAgg);
   add_kind(NodeKind::kCore, Tier::kCore);
+  if (intra) add_kind(NodeKind::kIntraSwitch, Tier::kIntra);
+  t.intra = intra;
   if (t.hosts == 0) return Error{"the fabric has no NIC to simulate"};
   if (t.switch_count() == 0) return Error{"the fabric has no switch to simulate"};
   for (topo::LinkId l = 0; l < fabric.link_count(); ++l) {
@@ -44,6 +47,18 @@ Result<SimTopology> topology_from_fabric(const topo::Fabric& fabric) {
     if (index[link.a] == UINT32_MAX || index[link.b] == UINT32_MAX) continue;
     t.links.push_back(SimLink{index[link.a], index[link.b], Rate::gbps(link.gbps),
                               Time::ns(double(link.latency_ns))});
+  }
+  const topo::ClusterSpec& spec = fabric.spec();
+  t.accelerator_nic.resize(spec.servers);
+  for (uint32_t srv = 0; srv < spec.servers; ++srv) {
+    for (uint32_t a = 0; a < spec.server.accelerators; ++a)
+      t.accelerator_nic[srv].push_back(index[fabric.nic_of(fabric.accelerator(srv, a))]);
+    if (!intra) continue;
+    // The fabric joins accelerators to the switch; here each NIC stands for its own.
+    const NodeIndex sw = index[fabric.intra_switch(srv)];
+    for (uint32_t n = 0; n < spec.server.nics.size(); ++n)
+      t.links.push_back(SimLink{index[fabric.nic(srv, n)], sw, Rate::gbps(spec.server.intra.gbps),
+                                Time::ns(double(spec.server.intra.latency_ns))});
   }
   if (Status s = check_topology(t); !s) return Error{s.message()};
   return t;
