@@ -44,7 +44,7 @@ void draw(const sim::Progress& p, bool tty) {
 
 void add_run(CLI::App& sim, int& exit_code) {
   struct Options {
-    std::string scenario, cc, out;
+    std::string scenario, cc, out, engine = "packet";
     bool quiet = false;
     double stop_ms = 0;
     uint64_t seed = 0;
@@ -57,6 +57,9 @@ void add_run(CLI::App& sim, int& exit_code) {
   cmd->add_option("-o,--out", o->out, "directory for results (default: out/<scenario name>)");
   cmd->add_option("--stop-ms", o->stop_ms, "simulated-time limit, instead of the scenario's stop_ms");
   cmd->add_option("--seed", o->seed, "seed, instead of the scenario's")->each([o](const std::string&) { o->seed_given = true; });
+  cmd->add_option("--engine", o->engine, "packet: every packet, per congestion control; flow: each flow at its max-min fair share (no packets, fast)")
+      ->check(CLI::IsMember({"packet", "flow"}))
+      ->capture_default_str();
   cmd->add_flag("-q,--quiet", o->quiet, "no progress bar");
   cmd->callback([o, &exit_code] {
     Result<sim::Scenario> scenario = sim::load_scenario(o->scenario);
@@ -67,6 +70,11 @@ void add_run(CLI::App& sim, int& exit_code) {
     if (o->stop_ms > 0) scenario->stop = sim::Time::ms(o->stop_ms);
     if (o->seed_given) scenario->seed = o->seed;
     sim::RunSettings settings;
+    settings.engine = o->engine == "flow" ? sim::EngineKind::kFlow : sim::EngineKind::kPacket;
+    if (settings.engine == sim::EngineKind::kFlow && !o->cc.empty()) {
+      std::cerr << "xm sim run: --cc: the flow engine has no congestion control (it is the fair share); drop --cc or use --engine packet\n";
+      return void(exit_code = 2);
+    }
     for (size_t start = 0; start < o->cc.size();) {
       size_t comma = o->cc.find(',', start);
       if (comma == std::string::npos) comma = o->cc.size();

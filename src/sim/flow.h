@@ -10,7 +10,8 @@
 
 namespace xm::sim {
 
-// What a workload asks for.
+// What a workload asks for. A flow of no bytes is a barrier: it touches no link and
+// arrives as soon as every flow it waits for has (src = dst is allowed there).
 struct FlowSpec {
   uint32_t src = 0;      // host
   uint32_t dst = 0;      // host
@@ -22,6 +23,14 @@ struct FlowSpec {
                          // the messages of one connection share its 5-tuple and path
   std::vector<uint32_t> after;  // flows that must be fully received (at this flow's src) first
   uint32_t group = 0;    // workload-defined (e.g. all-reduce step); reported with the flow
+};
+
+// What a run made of a flow, in the terms both engines report (packet and flow level).
+struct FlowOutcome {
+  Time start;        // when it began sending
+  Time received_at;  // when its last byte arrived
+  uint64_t bytes = 0;
+  bool started = false, received = false;
 };
 
 enum class FlowState : uint8_t { kWaiting, kActive, kDone };

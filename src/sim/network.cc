@@ -5,6 +5,8 @@
 #include <cmath>
 #include <map>
 
+#include "sim/ecmp.h"
+
 namespace xm::sim {
 
 Network::Network(const SimTopology& topology, const NetConfig& config, CongestionControl& cc, uint64_t seed)
@@ -59,7 +61,7 @@ Network::Network(const SimTopology& topology, const NetConfig& config, Congestio
       shift.push_back(sh);
     }
     buffers_[s - hosts].configure(buffer, headroom, shift);
-    switch_seed_[s - hosts] = mix64(seed ^ (uint64_t(s) * 0x9e3779b97f4a7c15ull));
+    switch_seed_[s - hosts] = switch_seed(seed, s);
   }
 
   fan_in_.assign(hosts, 0);
@@ -89,13 +91,22 @@ Network::Network(const SimTopology& topology, const NetConfig& config, Congestio
   }
 }
 
+std::vector<FlowOutcome> Network::outcomes() const {
+  std::vector<FlowOutcome> out(flows_.size());
+  for (size_t i = 0; i < flows_.size(); ++i) {
+    const Flow& f = flows_[i];
+    out[i] = {f.start, f.received_at, f.size, f.state != FlowState::kWaiting, f.received};
+  }
+  return out;
+}
+
 Result<uint32_t> Network::add_flow(const FlowSpec& spec) {
   const uint32_t id = uint32_t(flows_.size());
   if (ran_) return Error{"flows must be added before run()"};
   if (spec.src >= topology_.hosts || spec.dst >= topology_.hosts)
     return Error{"flow " + std::to_string(id) + ": host out of range (there are " + std::to_string(topology_.hosts) + ")"};
-  if (spec.src == spec.dst) return Error{"flow " + std::to_string(id) + ": source and destination are the same host"};
-  if (spec.bytes == 0) return Error{"flow " + std::to_string(id) + ": size is 0"};
+  if (spec.src == spec.dst && spec.bytes > 0)
+    return Error{"flow " + std::to_string(id) + ": source and destination are the same host"};
   if (spec.cls < 1 || spec.cls >= kClasses) return Error{"flow " + std::to_string(id) + ": class must be 1..3"};
   if (id >= (1u << 28)) return Error{"too many flows (limit 2^28)"};
   for (uint32_t d : spec.after)
@@ -104,11 +115,16 @@ Result<uint32_t> Network::add_flow(const FlowSpec& spec) {
   f.src = spec.src, f.dst = spec.dst, f.size = spec.bytes, f.start = spec.start, f.cls = spec.cls;
   f.dport = spec.dport, f.group = spec.group;
   f.sport = spec.sport ? spec.sport : next_sport_[spec.src]++;
-  // The 5-tuple (IPs are host indices, UDP ports, protocol UDP) in each direction.
-  const uint64_t fwd = (uint64_t(f.src) << 32 | f.dst) ^ (uint64_t(f.sport) << 16 | f.dport) << 8;
-  const uint64_t rev = (uint64_t(f.dst) << 32 | f.src) ^ (uint64_t(f.dport) << 16 | f.sport) << 8;
-  f.hash_fwd = uint32_t(mix64(fwd ^ 17));
-  f.hash_rev = uint32_t(mix64(rev ^ 17));
+  f.hash_fwd = flow_hash(f.src, f.dst, f.sport, f.dport);
+  f.hash_rev = flow_hash(f.dst, f.src, f.dport, f.sport);
+  if (spec.bytes == 0) {  // a barrier: it arrives once what it waits for has
+    f.port = wiring_.first_port[f.src];
+    f.pending_deps = uint32_t(spec.after.size());
+    flows_.push_back(f);
+    dependents_.emplace_back();
+    for (uint32_t d : spec.after) dependents_[d].push_back(id);
+    return id;
+  }
   if (wiring_.ports_of(f.src) == 1) {
     f.port = wiring_.first_port[f.src];
   } else {  // a dual-homed NIC, or one with a port into its server's intra fabric
@@ -245,6 +261,13 @@ void Network::start_due_flows() {
 
 void Network::start_flow(uint32_t id) {
   Flow& f = flows_[id];
+  if (f.size == 0) {  // a barrier passes at once
+    f.state = FlowState::kDone;
+    f.finish = now();
+    flow_received(id);
+    if (++counters_.flows_done == flows_.size()) engine_.request_stop();
+    return;
+  }
   f.state = FlowState::kActive;
   f.rate = f.max_rate;
   f.window = 0;

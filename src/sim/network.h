@@ -67,6 +67,7 @@ class Network final : private CcHost {
   const SimTopology& topology() const { return topology_; }
   const NetConfig& config() const { return config_; }
   const std::vector<Flow>& flows() const { return flows_; }
+  std::vector<FlowOutcome> outcomes() const;  // what the flows did, as either engine reports it
   const Counters& counters() const { return counters_; }
   uint64_t live_packets() const { return pool_.live(); }
   // Data packets queued in switches or on wires now (sent, neither delivered nor dropped).

@@ -47,32 +47,63 @@ SlowdownRow row(std::string label, uint64_t lo, uint64_t hi, std::vector<double>
   return r;
 }
 
+// Slowdowns per flow-size bucket (edges: upper bounds), then "all".
+std::vector<SlowdownRow> slowdown_rows(const std::vector<std::pair<uint64_t, double>>& flows,
+                                       const std::vector<uint64_t>& edges) {
+  std::vector<std::vector<double>> by_bucket(edges.size() + 1);
+  std::vector<double> all;
+  for (auto [bytes, slowdown] : flows) {
+    by_bucket[size_t(std::lower_bound(edges.begin(), edges.end(), bytes) - edges.begin())].push_back(slowdown);
+    all.push_back(slowdown);
+  }
+  std::vector<SlowdownRow> rows;
+  for (size_t b = 0; b <= edges.size(); ++b) {
+    const uint64_t lo = b == 0 ? 0 : edges[b - 1];
+    const uint64_t hi = b < edges.size() ? edges[b] : UINT64_MAX;
+    std::string label = b == 0 ? "<=" + size_label(hi) : hi == UINT64_MAX ? ">" + size_label(lo)
+                                                                           : size_label(lo) + "-" + size_label(hi);
+    rows.push_back(row(label, lo, hi, std::move(by_bucket[b])));
+  }
+  rows.push_back(row("all", 0, UINT64_MAX, std::move(all)));
+  return rows;
+}
+
 }  // namespace
+
+Report make_report(const FluidNetwork& net, const std::vector<uint64_t>& edges) {
+  Report rep;
+  rep.flows = net.flow_count();
+  std::vector<std::pair<uint64_t, double>> done;
+  const std::vector<FlowOutcome> outcomes = net.outcomes();
+  for (size_t i = 0; i < outcomes.size(); ++i) {
+    const FlowOutcome& f = outcomes[i];
+    if (!f.received) continue;
+    ++rep.finished;
+    rep.last_finish_us = std::max(rep.last_finish_us, f.received_at.us_f());
+    if (f.bytes > 0)
+      done.push_back({f.bytes, std::max(1.0, double((f.received_at - f.start).ps()) / double(net.ideal(uint32_t(i)).ps()))});
+  }
+  rep.slowdown = slowdown_rows(done, edges);
+  rep.queues.push_back(QueueRow{"all switches", 0, 0, 0, 0, 0});  // fluids queue nowhere
+  rep.sim_seconds = net.now().seconds_f();
+  rep.events = net.counters().events;
+  return rep;
+}
 
 Report make_report(const Network& net, const std::vector<uint64_t>& edges) {
   Report rep;
   rep.cc = "";
   const std::vector<Flow>& flows = net.flows();
   rep.flows = flows.size();
-  std::vector<std::vector<double>> by_bucket(edges.size() + 1);
-  std::vector<double> all;
+  std::vector<std::pair<uint64_t, double>> done;
   for (const Flow& f : flows) {
     if (f.state != FlowState::kDone) continue;
     ++rep.finished;
     rep.last_finish_us = std::max(rep.last_finish_us, f.finish.us_f());
-    const double slowdown = std::max(1.0, double((f.finish - f.start).ps()) / double(f.ideal.ps()));
-    const size_t b = size_t(std::lower_bound(edges.begin(), edges.end(), f.size) - edges.begin());
-    by_bucket[b].push_back(slowdown);
-    all.push_back(slowdown);
+    if (f.size > 0)  // barriers have no size to slow down
+      done.push_back({f.size, std::max(1.0, double((f.finish - f.start).ps()) / double(f.ideal.ps()))});
   }
-  for (size_t b = 0; b <= edges.size(); ++b) {
-    const uint64_t lo = b == 0 ? 0 : edges[b - 1];
-    const uint64_t hi = b < edges.size() ? edges[b] : UINT64_MAX;
-    std::string label = b == 0 ? "<=" + size_label(hi) : hi == UINT64_MAX ? ">" + size_label(lo)
-                                                                           : size_label(lo) + "-" + size_label(hi);
-    rep.slowdown.push_back(row(label, lo, hi, std::move(by_bucket[b])));
-  }
-  rep.slowdown.push_back(row("all", 0, UINT64_MAX, std::move(all)));
+  rep.slowdown = slowdown_rows(done, edges);
   rep.counters = net.counters();
 
   const std::vector<std::string>& classes = net.link_classes();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sim/collective/results.h"
+#include "sim/fluid/fluid_network.h"
 #include "sim/network.h"
 
 namespace xm::sim {
@@ -55,6 +56,9 @@ struct Report {
 // Summarises a finished (or stopped) network. Slowdown = FCT / ideal FCT, at least 1,
 // over finished flows.
 Report make_report(const Network& network, const std::vector<uint64_t>& buckets);
+// The same for the flow-level engine: slowdown is the last byte's arrival after the
+// start over the same alone on the network; nothing queues, drops or pauses.
+Report make_report(const FluidNetwork& network, const std::vector<uint64_t>& buckets);
 
 // Peak resident memory of this process so far, in KiB.
 uint64_t peak_rss_kb();

@@ -6,6 +6,7 @@
 
 #include "sim/cc/cc.h"
 #include "sim/collective/results.h"
+#include "sim/fluid/fluid_network.h"
 #include "sim/network.h"
 #include "sim/plot.h"
 #include "sim/workload/hpcc_io.h"
@@ -20,6 +21,18 @@ Status write_file(const std::filesystem::path& path, const std::string& text) {
   return Status::Ok();
 }
 
+// Writes what a run made of the scenario's collectives under `dir`.
+Status write_collectives(const std::filesystem::path& dir, const Report& rep, const std::vector<FlowOutcome>& outcomes,
+                         const Traffic& traffic, const std::string& title) {
+  if (traffic.collectives.empty()) return Status::Ok();
+  for (auto [file, text] : {std::pair{"collectives.csv", collectives_csv(rep.collectives, rep.cc)},
+                            {"ranks.csv", ranks_csv(outcomes, traffic.collectives)},
+                            {"rails.csv", rails_csv(outcomes, traffic.collectives)},
+                            {"rails.svg", rails_svg(outcomes, traffic.collectives, title + ": throughput per rail")}})
+    if (Status s = write_file(dir / file, text); !s) return s;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::vector<Report>> run_scenario(const Scenario& scenario, const RunSettings& settings) {
@@ -27,42 +40,65 @@ Result<std::vector<Report>> run_scenario(const Scenario& scenario, const RunSett
   if (!topology) return Error{topology.error().message};
   Result<Traffic> traffic = scenario_flows(scenario, *topology);
   if (!traffic) return Error{traffic.error().message};
-  const std::vector<FlowSpec>* flows = &traffic->flows;
-  if (flows->empty()) return Error{scenario.source + ": the traffic makes no flow"};
+  const std::vector<FlowSpec>& flows = traffic->flows;
+  if (flows.empty()) return Error{scenario.source + ": the traffic makes no flow"};
   Time traffic_end;
-  for (const FlowSpec& f : *flows) traffic_end = max(traffic_end, f.start);
+  for (const FlowSpec& f : flows) traffic_end = max(traffic_end, f.start);
+  const bool fluid = settings.engine == EngineKind::kFlow;
 
-  const std::vector<std::string>& names = settings.cc.empty() ? scenario.cc : settings.cc;
+  // The flow engine runs once (no congestion control: the fair share is what an ideal
+  // one reaches); the packet engine once per algorithm.
+  const std::vector<std::string> names = fluid ? std::vector<std::string>{"flow"}
+                                               : settings.cc.empty() ? scenario.cc : settings.cc;
   Rate line;
   for (const SimLink& l : topology->links)  // the NICs' fabric ports (not their intra-server ones)
     if ((topology->is_host(l.a) || topology->is_host(l.b)) && topology->tier[std::max(l.a, l.b)] != Tier::kIntra)
       line = max(line, l.rate);
   // Check every name before the first long run.
-  for (const std::string& name : names)
-    if (auto cc = make_cc(name, line); !cc) return Error{cc.error().message};
+  if (!fluid)
+    for (const std::string& name : names)
+      if (auto cc = make_cc(name, line); !cc) return Error{cc.error().message};
   if (!settings.out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(settings.out_dir, ec);
     if (ec) return Error{settings.out_dir + ": " + ec.message()};
   }
+  const std::vector<uint64_t> buckets = scenario.buckets.empty() ? default_buckets() : scenario.buckets;
 
   std::vector<Report> reports;
   for (size_t i = 0; i < names.size(); ++i) {
-    std::unique_ptr<CongestionControl> cc = std::move(make_cc(names[i], line)).value();
-    Network net(*topology, scenario.network, *cc, scenario.seed);
-    for (const FlowSpec& f : *flows)
-      if (Result<uint32_t> id = net.add_flow(f); !id) return Error{scenario.source + ": " + id.error().message};
     const auto t0 = std::chrono::steady_clock::now();
     auto wall = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
     Progress p;
-    p.cc = names[i], p.run = i, p.runs = names.size(), p.traffic_end = traffic_end, p.flows = flows->size();
-    net.run(scenario.stop, [&](const Network& n) {
-      if (!settings.progress) return;
-      p.now = n.now(), p.flows_done = n.counters().flows_done, p.events = n.events(), p.wall_seconds = wall();
-      settings.progress(p);
-    });
-    Report rep = make_report(net, scenario.buckets.empty() ? default_buckets() : scenario.buckets);
-    rep.collectives = collective_results(net, traffic->collectives);
+    p.cc = names[i], p.run = i, p.runs = names.size(), p.traffic_end = traffic_end, p.flows = flows.size();
+    Report rep;
+    std::vector<FlowOutcome> outcomes;
+    std::string fct;  // HPCC format, packet engine only
+    if (fluid) {
+      FluidNetwork net(*topology, scenario.network, scenario.seed);
+      net.reserve(flows.size());
+      for (const FlowSpec& f : flows)
+        if (Result<uint32_t> id = net.add_flow(f); !id) return Error{scenario.source + ": " + id.error().message};
+      net.run(scenario.stop);
+      rep = make_report(net, buckets);
+      outcomes = net.outcomes();
+      p.now = net.now(), p.flows_done = net.counters().flows_done, p.events = net.counters().events;
+    } else {
+      std::unique_ptr<CongestionControl> cc = std::move(make_cc(names[i], line)).value();
+      Network net(*topology, scenario.network, *cc, scenario.seed);
+      for (const FlowSpec& f : flows)
+        if (Result<uint32_t> id = net.add_flow(f); !id) return Error{scenario.source + ": " + id.error().message};
+      net.run(scenario.stop, [&](const Network& n) {
+        if (!settings.progress) return;
+        p.now = n.now(), p.flows_done = n.counters().flows_done, p.events = n.events(), p.wall_seconds = wall();
+        settings.progress(p);
+      });
+      rep = make_report(net, buckets);
+      outcomes = net.outcomes();
+      if (!settings.out_dir.empty()) fct = format_hpcc_fct(net);
+      p.now = net.now(), p.flows_done = net.counters().flows_done, p.events = net.events();
+    }
+    rep.collectives = collective_results(outcomes, traffic->collectives);
     rep.scenario = scenario.name;
     rep.cc = names[i];
     rep.seed = scenario.seed;
@@ -70,20 +106,16 @@ Result<std::vector<Report>> run_scenario(const Scenario& scenario, const RunSett
     rep.events_per_second = rep.wall_seconds > 0 ? double(rep.events) / rep.wall_seconds : 0;
     rep.peak_rss_kb = peak_rss_kb();
     if (settings.progress) {
-      p.now = net.now(), p.flows_done = net.counters().flows_done, p.events = net.events();
       p.wall_seconds = rep.wall_seconds, p.finished = true;
       settings.progress(p);
     }
     if (!settings.out_dir.empty()) {
       const std::filesystem::path dir = std::filesystem::path(settings.out_dir) / names[i];
       std::filesystem::create_directories(dir);
-      if (Status s = write_file(dir / "fct.txt", format_hpcc_fct(net)); !s) return Error{s.message()};
-      if (!traffic->collectives.empty())
-        for (auto [file, text] :
-             {std::pair{"collectives.csv", collectives_csv(rep.collectives, names[i])},
-              {"ranks.csv", ranks_csv(net, traffic->collectives)}, {"rails.csv", rails_csv(net, traffic->collectives)},
-              {"rails.svg", rails_svg(net, traffic->collectives, scenario.name + " (" + names[i] + "): throughput per rail")}})
-          if (Status s = write_file(dir / file, text); !s) return Error{s.message()};
+      if (!fluid)
+        if (Status s = write_file(dir / "fct.txt", fct); !s) return Error{s.message()};
+      if (Status s = write_collectives(dir, rep, outcomes, *traffic, scenario.name + " (" + names[i] + ")"); !s)
+        return Error{s.message()};
     }
     reports.push_back(std::move(rep));
   }

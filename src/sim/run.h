@@ -1,5 +1,5 @@
-// Running a scenario: one simulation per algorithm on the same flows, then the reports,
-// the HPCC-format FCT files and the plot. `xm sim run` is a thin shell around this.
+// Running a scenario: one simulation per algorithm on the same flows (or one with the
+// flow-level engine), then the reports, the HPCC-format FCT files and the plots. `xm sim run` is a thin shell around this.
 #pragma once
 
 #include <functional>
@@ -23,8 +23,13 @@ struct Progress {
   bool finished = false;
 };
 
+// Packets (every packet through queues, PFC and a congestion control) or flows (each
+// flow at its max-min fair share; fluid/fluid_network.h).
+enum class EngineKind { kPacket, kFlow };
+
 struct RunSettings {
-  std::vector<std::string> cc;   // overrides the scenario's list when not empty
+  EngineKind engine = EngineKind::kPacket;
+  std::vector<std::string> cc;   // overrides the scenario's list when not empty (packet engine)
   std::string out_dir;           // where to write results; empty: nothing written
   std::function<void(const Progress&)> progress;
 };

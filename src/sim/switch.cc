@@ -1,5 +1,6 @@
 // Switches: ECMP forwarding, shared-buffer admission, PFC, and what egress does to a
 // departing packet (ECN marking, INT, TiTa's utilisation field).
+#include "sim/ecmp.h"
 #include "sim/network.h"
 
 #include <bit>
@@ -22,7 +23,7 @@ void Network::switch_receive(PortId in, PacketId id) {
   if (hops.size() > 1) {
     uint64_t key = pkt.hash ^ switch_seed_[s];
     if (config_.load_balancing == LoadBalancing::kSpray) key ^= pkt.seq * 0x9e3779b97f4a7c15ull;
-    choice = uint32_t((mix64(key) >> 32) * hops.size() >> 32);
+    choice = ecmp_pick(key, hops.size());
   }
   const uint16_t out_local = hops[choice];
   const PortId out = wiring_.first_port[sw] + out_local;

@@ -1,8 +1,8 @@
 // From every rank's schedule to flows: pair each send with its receive, find what each
 // message waits for, and list the messages so that nothing precedes what it waits for.
 #include <algorithm>
-#include <map>
 #include <tuple>
+#include <unordered_map>
 
 #include "sim/collective/collective.h"
 
@@ -28,6 +28,9 @@ struct Message {
   uint64_t bytes;
 };
 
+// The replay as a graph of nodes: messages [0, messages), then barriers, each waiting
+// for other nodes. A barrier stands where a step completes only once several things
+// have (a receive whose own `after` steps must be done too; a copy of several inputs).
 class Replay {
  public:
   Replay(const std::vector<Schedule>& schedules, uint64_t element_bytes)
@@ -65,77 +68,94 @@ class Replay {
       out_of_[a.rank][a.step] = in_of_[b.rank][b.step] = uint32_t(messages_.size());
       messages_.push_back({a.rank, a.step, b.rank, b.step, count * element_bytes_});
     }
+    waits_.resize(messages_.size());
     return Status::Ok();
   }
 
-  // What each message waits for: the `after` steps of both its ends, and for a relay's
-  // outgoing chunk, the incoming one.
-  void find_waits() {
-    waits_.resize(messages_.size());
-    for (uint32_t m = 0; m < messages_.size(); ++m) {
-      const Message& msg = messages_[m];
-      std::vector<uint32_t>& w = waits_[m];
-      const Step& send = s_[msg.src].steps[msg.send_step];
-      for (uint32_t d : send.after) add_done(msg.src, d, w);
-      if (relays(send)) w.push_back(in_of_[msg.src][msg.send_step]);
-      for (uint32_t d : s_[msg.dst].steps[msg.recv_step].after) add_done(msg.dst, d, w);
+  // What each step's completion is (a node, or kNone for nothing to wait for), and what
+  // each message waits for. A message leaves once its sender's step may start (its
+  // `after` steps done; a relay's chunk also in): the receiver buffers what comes early,
+  // as a transport's FIFO or socket does. A receive completes when its message has
+  // arrived and its own `after` steps are done.
+  void link() {
+    std::vector<std::vector<uint32_t>> done(s_.size());
+    std::vector<uint32_t> before;
+    for (uint32_t r = 0; r < s_.size(); ++r) {
+      done[r].assign(s_[r].steps.size(), kNone);
+      for (uint32_t k = 0; k < s_[r].steps.size(); ++k) {  // `after` names earlier steps only
+        const Step& st = s_[r].steps[k];
+        before.clear();
+        for (uint32_t d : st.after)
+          if (done[r][d] != kNone) before.push_back(done[r][d]);
+        if (sends(st)) {
+          std::vector<uint32_t>& w = waits_[out_of_[r][k]];
+          w.insert(w.end(), before.begin(), before.end());
+          if (relays(st)) w.push_back(in_of_[r][k]);
+          done[r][k] = out_of_[r][k];
+        } else {
+          if (st.kind != StepKind::kCopy) before.push_back(in_of_[r][k]);
+          done[r][k] = join(before, r);
+        }
+      }
+      done[r] = {};  // a rank's steps wait only on its own
+    }
+    for (std::vector<uint32_t>& w : waits_) {
       std::sort(w.begin(), w.end());
       w.erase(std::unique(w.begin(), w.end()), w.end());
     }
   }
 
-  // Messages in an order where each follows all it waits for (Kahn's algorithm); error
-  // if some wait on each other.
+  // Nodes in an order where each follows all it waits for (Kahn's algorithm); error if
+  // some wait on each other.
   Result<std::vector<uint32_t>> order() const {
-    std::vector<uint32_t> pending(messages_.size());
-    std::vector<std::vector<uint32_t>> waiting(messages_.size());
-    std::vector<uint32_t> ready, out;
-    for (uint32_t m = 0; m < messages_.size(); ++m) {
+    const size_t nodes = waits_.size();
+    std::vector<uint32_t> pending(nodes), begin(nodes + 1, 0), waiting;
+    for (uint32_t m = 0; m < nodes; ++m)
+      for (uint32_t d : waits_[m]) ++begin[d + 1];
+    for (size_t m = 0; m < nodes; ++m) begin[m + 1] += begin[m];
+    waiting.resize(begin.back());
+    std::vector<uint32_t> fill(begin.begin(), begin.end() - 1), ready, out;
+    for (uint32_t m = 0; m < nodes; ++m) {
       pending[m] = uint32_t(waits_[m].size());
-      for (uint32_t d : waits_[m]) waiting[d].push_back(m);
+      for (uint32_t d : waits_[m]) waiting[fill[d]++] = m;
       if (pending[m] == 0) ready.push_back(m);
     }
     while (!ready.empty()) {
       const uint32_t m = ready.back();
       ready.pop_back();
       out.push_back(m);
-      for (uint32_t x : waiting[m])
-        if (--pending[x] == 0) ready.push_back(x);
+      for (uint32_t k = begin[m]; k < begin[m + 1]; ++k)
+        if (--pending[waiting[k]] == 0) ready.push_back(waiting[k]);
     }
-    if (out.size() != messages_.size()) return Error{"the schedules wait on each other (a deadlock)"};
+    if (out.size() != nodes) return Error{"the schedules wait on each other (a deadlock)"};
     return out;
   }
 
-  const std::vector<Message>& messages() const { return messages_; }
-  const std::vector<uint32_t>& waits(uint32_t m) const { return waits_[m]; }
+  size_t nodes() const { return waits_.size(); }
+  bool is_message(uint32_t node) const { return node < messages_.size(); }
+  const Message& message(uint32_t node) const { return messages_[node]; }
+  const std::vector<uint32_t>& waits(uint32_t node) const { return waits_[node]; }
+  uint32_t barrier_rank(uint32_t node) const { return barrier_rank_[node - messages_.size()]; }
 
  private:
-  // The messages whose arrival completes step `k` of `rank`: its own for a send or a
-  // receive (a relay's outgoing one), and for a copy, what completes the steps it waits
-  // for (copies take no time).
-  void add_done(uint32_t rank, uint32_t k, std::vector<uint32_t>& w) {
-    const Step& st = s_[rank].steps[k];
-    if (st.kind == StepKind::kCopy) {
-      auto [it, added] = copy_done_.try_emplace(uint64_t(rank) << 32 | k);
-      if (added) {
-        std::vector<uint32_t> done;
-        for (uint32_t d : st.after) add_done(rank, d, done);
-        std::sort(done.begin(), done.end());
-        done.erase(std::unique(done.begin(), done.end()), done.end());
-        it->second = std::move(done);
-      }
-      w.insert(w.end(), it->second.begin(), it->second.end());
-      return;
-    }
-    w.push_back(sends(st) ? out_of_[rank][k] : in_of_[rank][k]);
+  // One node that completes when all of `nodes` have (a barrier of `rank`'s): the node
+  // itself if there is one.
+  uint32_t join(std::vector<uint32_t>& nodes, uint32_t rank) {
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    if (nodes.empty()) return kNone;
+    if (nodes.size() == 1) return nodes[0];
+    barrier_rank_.push_back(rank);
+    waits_.push_back(nodes);
+    return uint32_t(waits_.size() - 1);
   }
 
   const std::vector<Schedule>& s_;
   uint64_t element_bytes_;
   std::vector<Message> messages_;
   std::vector<std::vector<uint32_t>> out_of_, in_of_;  // per rank, per step: its message
-  std::vector<std::vector<uint32_t>> waits_;           // per message
-  std::map<uint64_t, std::vector<uint32_t>> copy_done_;
+  std::vector<std::vector<uint32_t>> waits_;           // per node
+  std::vector<uint32_t> barrier_rank_;                 // per barrier
 };
 
 bool scaled(sched::Collective c) {  // nccl-tests' size is the whole of what every rank holds
@@ -174,31 +194,41 @@ Result<CollectiveReplay> replay_collective(const CollectiveOptions& c, const Sim
 
   Replay graph(schedules, element);
   if (Status s = graph.pair_up(); !s) return Error{s.message()};
-  graph.find_waits();
+  graph.link();
   Result<std::vector<uint32_t>> order = graph.order();
   if (!order) return order.error();
 
-  // Each message's flows (empty for one of no bytes: its arrival is that of what it
-  // waited for). One 5-tuple per connection: rank pair and stripe.
-  const std::vector<Message>& messages = graph.messages();
-  std::vector<std::vector<uint32_t>> arrives(messages.size());
-  std::vector<char> waited_on(messages.size(), 0);
-  std::map<std::tuple<uint32_t, uint32_t, size_t>, uint16_t> connection;
+  // Each node's flows, consecutive ids: a message's one per stripe, a barrier's (and a
+  // message's of no bytes) one of no bytes. One 5-tuple per connection (rank pair and
+  // stripe), so a connection's messages share a path as they would.
+  std::vector<uint32_t> first(graph.nodes()), flows_of(graph.nodes(), 0);
+  std::vector<char> waited_on(graph.nodes(), 0);
+  std::unordered_map<uint64_t, uint16_t> connection;
   std::vector<uint32_t> connections(t.hosts, 0);  // per host, for its source ports
-  for (uint32_t m : *order) {
-    const Message& msg = messages[m];
-    std::vector<uint32_t> after;
-    for (uint32_t d : graph.waits(m)) {
-      after.insert(after.end(), arrives[d].begin(), arrives[d].end());
+  std::vector<uint32_t> after;
+  out.reserve(out.size() + graph.nodes());
+  replay.flows.reserve(graph.nodes());
+  auto add = [&](uint32_t node, uint32_t src, uint32_t dst, uint64_t bytes, uint16_t sport, ReplayedFlow what) {
+    if (flows_of[node]++ == 0) first[node] = uint32_t(out.size());
+    FlowSpec& f = out.emplace_back();
+    f.src = src, f.dst = dst, f.bytes = bytes, f.start = c.start, f.sport = sport, f.after = after;
+    replay.flows.push_back(what);
+  };
+  for (uint32_t node : *order) {
+    after.clear();
+    for (uint32_t d : graph.waits(node)) {
+      for (uint32_t k = 0; k < flows_of[d]; ++k) after.push_back(first[d] + k);
       waited_on[d] = 1;
     }
-    if (graph.waits(m).empty()) after = wait_for;
+    if (graph.waits(node).empty()) after = wait_for;
     std::sort(after.begin(), after.end());
     after.erase(std::unique(after.begin(), after.end()), after.end());
-    if (msg.bytes == 0) {
-      arrives[m] = std::move(after);
+    if (!graph.is_message(node) || graph.message(node).bytes == 0) {
+      const uint32_t rank = graph.is_message(node) ? graph.message(node).src : graph.barrier_rank(node);
+      add(node, p.home[rank], p.home[rank], 0, 0, {rank, rank, UINT32_MAX});
       continue;
     }
+    const Message& msg = graph.message(node);
     const bool local = p.layout.host_of[msg.src] == p.layout.host_of[msg.dst];
     const std::vector<uint32_t> one_src{p.home[msg.src]}, one_dst{p.home[msg.dst]};
     const std::vector<uint32_t>& from = local ? one_src : p.nics[msg.src];
@@ -209,18 +239,14 @@ Result<CollectiveReplay> replay_collective(const CollectiveOptions& c, const Sim
     for (size_t k = 0; k < from.size(); ++k) {
       const uint64_t share = msg.bytes * (k + 1) / from.size() - msg.bytes * k / from.size();
       if (share == 0) continue;
-      FlowSpec f;
-      f.src = from[k], f.dst = to[k], f.bytes = share, f.start = c.start, f.after = after;
-      auto [it, added] = connection.try_emplace({msg.src, msg.dst, k}, 0);
-      if (added) it->second = uint16_t(20000 + connections[f.src]++ % 45000);
-      f.sport = it->second;
-      arrives[m].push_back(uint32_t(out.size()));
-      replay.flows.push_back({msg.src, msg.dst, local ? UINT32_MAX : t.rail[f.src]});
-      out.push_back(std::move(f));
+      auto [it, added] = connection.try_emplace((uint64_t(msg.src) * uint64_t(n) + msg.dst) * from.size() + k, 0);
+      if (added) it->second = uint16_t(20000 + connections[from[k]]++ % 45000);
+      add(node, from[k], to[k], share, it->second, {msg.src, msg.dst, local ? UINT32_MAX : t.rail[from[k]]});
     }
   }
-  for (uint32_t m = 0; m < messages.size(); ++m)
-    if (!waited_on[m]) replay.last_flows.insert(replay.last_flows.end(), arrives[m].begin(), arrives[m].end());
+  for (uint32_t node = 0; node < graph.nodes(); ++node)
+    if (!waited_on[node])
+      for (uint32_t k = 0; k < flows_of[node]; ++k) replay.last_flows.push_back(first[node] + k);
   std::sort(replay.last_flows.begin(), replay.last_flows.end());
   replay.last_flows.erase(std::unique(replay.last_flows.begin(), replay.last_flows.end()), replay.last_flows.end());
   return replay;

@@ -20,27 +20,28 @@ struct RailSeries {
   std::map<uint32_t, std::vector<double>> gbps;
 };
 
-RailSeries rail_series(const Network& net, const std::vector<CollectiveReplay>& replays, int bins) {
+RailSeries rail_series(const std::vector<FlowOutcome>& flows, const std::vector<CollectiveReplay>& replays, int bins) {
   RailSeries s;
   double t0 = 1e300, t1 = 0;
   for (const CollectiveReplay& r : replays)
     for (size_t i = 0; i < r.flows.size(); ++i) {
-      const Flow& f = net.flows()[r.first_flow + i];
-      if (!f.received) continue;
+      const FlowOutcome& f = flows[r.first_flow + i];
+      if (!f.received || f.bytes == 0) continue;  // barriers carry nothing
       t0 = std::min(t0, f.start.us_f()), t1 = std::max(t1, f.received_at.us_f());
     }
   if (t1 <= t0) return s;
   s.t0_us = t0, s.bin_us = (t1 - t0) / bins;
   for (const CollectiveReplay& r : replays)
     for (size_t i = 0; i < r.flows.size(); ++i) {
-      const Flow& f = net.flows()[r.first_flow + i];
+      const FlowOutcome& f = flows[r.first_flow + i];
+      if (f.bytes == 0) continue;
       std::vector<double>& row = s.gbps[r.flows[i].rail];
       row.resize(bins, 0);
       if (!f.received) continue;
       const double a = f.start.us_f() - t0, b = f.received_at.us_f() - t0, life = std::max(b - a, 1e-9);
       for (int k = std::max(0, int(a / s.bin_us)); k < bins && k * s.bin_us < b; ++k) {
         const double overlap = std::min(b, (k + 1) * s.bin_us) - std::max(a, k * s.bin_us);
-        if (overlap > 0) row[k] += double(f.size) * overlap / life;
+        if (overlap > 0) row[k] += double(f.bytes) * overlap / life;
       }
     }
   for (auto& [rail, row] : s.gbps)
@@ -52,7 +53,7 @@ std::string rail_name(uint32_t rail) { return rail == UINT32_MAX ? "intra" : std
 
 }  // namespace
 
-std::vector<CollectiveResult> collective_results(const Network& net, const std::vector<CollectiveReplay>& replays) {
+std::vector<CollectiveResult> collective_results(const std::vector<FlowOutcome>& flows, const std::vector<CollectiveReplay>& replays) {
   std::vector<CollectiveResult> out;
   for (const CollectiveReplay& r : replays) {
     CollectiveResult c;
@@ -60,8 +61,8 @@ std::vector<CollectiveResult> collective_results(const Network& net, const std::
     c.ranks = r.ranks, c.bytes = r.options.bytes, c.flows = r.flows.size();
     double start = 1e300, end = 0;
     for (size_t i = 0; i < r.flows.size(); ++i) {
-      const Flow& f = net.flows()[r.first_flow + i];
-      if (f.state != FlowState::kWaiting) start = std::min(start, f.start.us_f());
+      const FlowOutcome& f = flows[r.first_flow + i];
+      if (f.started) start = std::min(start, f.start.us_f());
       if (f.received) ++c.finished, end = std::max(end, f.received_at.us_f());
     }
     if (c.finished == c.flows && c.flows > 0) {
@@ -84,16 +85,17 @@ std::string collectives_csv(const std::vector<CollectiveResult>& results, const 
   return s;
 }
 
-std::string ranks_csv(const Network& net, const std::vector<CollectiveReplay>& replays) {
+std::string ranks_csv(const std::vector<FlowOutcome>& flows, const std::vector<CollectiveReplay>& replays) {
   std::string s = "collective,rank,first_send_us,last_arrival_us,bytes_sent,bytes_received\n";
   for (const CollectiveReplay& r : replays) {
     std::vector<double> first(r.ranks, 1e300), last(r.ranks, 0);
     std::vector<uint64_t> sent(r.ranks, 0), received(r.ranks, 0);
     for (size_t i = 0; i < r.flows.size(); ++i) {
-      const Flow& f = net.flows()[r.first_flow + i];
+      const FlowOutcome& f = flows[r.first_flow + i];
       const ReplayedFlow& rf = r.flows[i];
-      sent[rf.src_rank] += f.size, received[rf.dst_rank] += f.size;
-      if (f.state != FlowState::kWaiting) first[rf.src_rank] = std::min(first[rf.src_rank], f.start.us_f());
+      if (f.bytes == 0) continue;
+      sent[rf.src_rank] += f.bytes, received[rf.dst_rank] += f.bytes;
+      if (f.started) first[rf.src_rank] = std::min(first[rf.src_rank], f.start.us_f());
       if (f.received) last[rf.dst_rank] = std::max(last[rf.dst_rank], f.received_at.us_f());
     }
     for (int k = 0; k < r.ranks; ++k)
@@ -103,8 +105,8 @@ std::string ranks_csv(const Network& net, const std::vector<CollectiveReplay>& r
   return s;
 }
 
-std::string rails_csv(const Network& net, const std::vector<CollectiveReplay>& replays, int bins) {
-  const RailSeries s = rail_series(net, replays, bins);
+std::string rails_csv(const std::vector<FlowOutcome>& flows, const std::vector<CollectiveReplay>& replays, int bins) {
+  const RailSeries s = rail_series(flows, replays, bins);
   std::string out = "t_us,rail,gbps\n";
   for (const auto& [rail, row] : s.gbps)
     for (int k = 0; k < int(row.size()); ++k)
@@ -112,10 +114,10 @@ std::string rails_csv(const Network& net, const std::vector<CollectiveReplay>& r
   return out;
 }
 
-std::string rails_svg(const Network& net, const std::vector<CollectiveReplay>& replays, const std::string& title,
+std::string rails_svg(const std::vector<FlowOutcome>& flows, const std::vector<CollectiveReplay>& replays, const std::string& title,
                       int bins) {
   static const char* colours[] = {"#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#7f7f7f"};
-  const RailSeries s = rail_series(net, replays, bins);
+  const RailSeries s = rail_series(flows, replays, bins);
   const double W = 900, H = 420, x0 = 70, y0 = 50, pw = 680, ph = 300;
   double ymax = 1;
   for (const auto& [rail, row] : s.gbps)

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "sim/collective/collective.h"
-#include "sim/network.h"
+#include "sim/flow.h"
 
 namespace xm::sim {
 
@@ -20,18 +20,18 @@ struct CollectiveResult {
   double algbw_gbs = 0, busbw_gbs = 0;  // GB/s (10^9 bytes), as nccl-tests prints them
 };
 
-// One result per replayed collective of a finished (or stopped) network.
-std::vector<CollectiveResult> collective_results(const Network& network, const std::vector<CollectiveReplay>& replays);
+// One result per replayed collective, from the outcomes of a run's flows (either engine).
+std::vector<CollectiveResult> collective_results(const std::vector<FlowOutcome>& flows, const std::vector<CollectiveReplay>& replays);
 
 // collective,op,algorithm,ranks,bytes,flows,finished,start_us,end_us,time_us,algbw_gbs,busbw_gbs
 std::string collectives_csv(const std::vector<CollectiveResult>& results, const std::string& cc);
 // Per collective and rank: collective,rank,first_send_us,last_arrival_us,bytes_sent,bytes_received
-std::string ranks_csv(const Network& network, const std::vector<CollectiveReplay>& replays);
+std::string ranks_csv(const std::vector<FlowOutcome>& flows, const std::vector<CollectiveReplay>& replays);
 // Bytes delivered per rail (and inside servers) in `bins` equal steps of the run:
 // t_us,rail,gbps — rail "intra" is the servers' internal fabric.
-std::string rails_csv(const Network& network, const std::vector<CollectiveReplay>& replays, int bins = 100);
+std::string rails_csv(const std::vector<FlowOutcome>& flows, const std::vector<CollectiveReplay>& replays, int bins = 100);
 // The same as lines over time, one per rail.
-std::string rails_svg(const Network& network, const std::vector<CollectiveReplay>& replays, const std::string& title,
+std::string rails_svg(const std::vector<FlowOutcome>& flows, const std::vector<CollectiveReplay>& replays, const std::string& title,
                       int bins = 100);
 // A table for the terminal: one line per collective.
 std::string collectives_text(const std::vector<CollectiveResult>& results, const std::string& cc);

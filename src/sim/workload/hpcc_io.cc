@@ -254,7 +254,7 @@ std::string format_hpcc_fct(const Network& net) {
   const std::vector<Flow>& flows = net.flows();
   std::vector<uint32_t> done;
   for (uint32_t i = 0; i < flows.size(); ++i)
-    if (flows[i].state == FlowState::kDone) done.push_back(i);
+    if (flows[i].state == FlowState::kDone && flows[i].size > 0) done.push_back(i);  // barriers are no flows there
   std::stable_sort(done.begin(), done.end(), [&](uint32_t a, uint32_t b) { return flows[a].finish < flows[b].finish; });
   std::string out;
   char buf[160];

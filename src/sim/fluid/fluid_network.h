@@ -1,0 +1,126 @@
+// The flow-level engine: each flow a fluid that drains at its max-min fair share of the
+// links on its path, recomputed whenever a flow starts or finishes; no packets.
+//
+// It runs the same flows as the packet engine (Network) on the same topology: the same
+// ECMP paths (ecmp.h), so the same flows collide; the same dependencies; headers and
+// the ACKs coming back cost link capacity as they do there. A flow's last byte arrives
+// when it has drained plus its path's latency (propagation, and one packet's
+// serialization on every hop but the slowest, which the drain already counts). What it
+// leaves out: queues, PFC, loss and congestion control; it is what an ideal congestion
+// control would reach.
+//
+// Rates are recomputed, once per instant at which anything changes (flows of a
+// collective step start and end together), for the flows that share a data path with a
+// changed one, transitively. ACKs load the links they cross by the rates last computed
+// (a few percent of a link) without tying their flows into the same computation, which
+// keeps each computation to the flows that really compete (e.g. one ring hop's); a port
+// whose ACK load moved has its flows rated again, for a few rounds at the same instant.
+#pragma once
+
+#include <cstdint>
+#include <queue>
+#include <tuple>
+#include <vector>
+
+#include "sim/config.h"
+#include "sim/flow.h"
+#include "sim/routing.h"
+#include "sim/topology.h"
+#include "util/result.h"
+
+namespace xm::sim {
+
+struct FluidCounters {
+  size_t flows_done = 0;
+  uint64_t events = 0;        // flow arrivals, drains and receptions
+  uint64_t recomputes = 0;    // rate computations
+  uint64_t flows_rated = 0;   // flows whose rate they set, summed
+};
+
+class FluidNetwork {
+ public:
+  FluidNetwork(const SimTopology& topology, const NetConfig& config, uint64_t seed);
+
+  void reserve(size_t flows);  // room for this many flows, to add them without regrowing
+  // Same contract as Network::add_flow.
+  Result<uint32_t> add_flow(const FlowSpec& spec);
+  // Runs until every flow has arrived or simulated time passes `stop`.
+  void run(Time stop);
+
+  std::vector<FlowOutcome> outcomes() const;
+  // Flow `id` alone on the network: its drain at the slowest hop, plus its latency.
+  Time ideal(uint32_t id) const;
+  const FluidCounters& counters() const { return counters_; }
+  Time now() const { return now_; }
+  size_t flow_count() const { return flows_.size(); }
+
+ private:
+  enum class State : uint8_t { kWaiting, kActive, kDrained, kReceived };
+  struct FluidFlow {
+    double remaining = 0;  // payload bytes still to send
+    double rate = 0;       // payload bytes per ps
+    int64_t last = 0;      // ps: when `remaining` was last brought up to date
+    uint32_t version = 0;  // of its pending drain event
+    uint32_t pending = 0;  // flows it still waits for
+    uint32_t entries = 0;  // its path: data ports [entries, acks), ACK ports [acks, entries_end)
+    uint32_t acks = 0, entries_end = 0;
+    State state = State::kWaiting;
+    uint64_t bytes = 0;
+    Time start, received_at, latency;
+    double alone_rate = 0;  // payload bytes per ps with the network to itself
+  };
+  // A port a flow uses, and how many wire bytes it costs per payload byte there.
+  struct Entry {
+    PortId port;
+    float weight;
+    uint32_t slot;  // data entries: its index in the port's list, while the flow is active
+  };
+  enum class Kind : uint8_t { kArrive, kDrained, kReceived };
+  struct Event {
+    int64_t t;
+    uint32_t flow, version;
+    Kind kind;
+    bool operator>(const Event& o) const { return t > o.t; }
+  };
+
+  void activate(uint32_t f);
+  void deactivate(uint32_t f);
+  void set_rate(uint32_t f, double rate);
+  void mark(PortId p);
+  void recompute();
+
+  const SimTopology& topology_;
+  NetConfig config_;
+  Wiring wiring_;
+  Routing routing_;
+  std::vector<uint64_t> seeds_;       // per switch
+  std::vector<uint16_t> next_sport_;  // per host, as the packet engine numbers them
+  std::vector<double> capacity_;      // per port: wire bytes per ps
+  std::vector<double> ack_load_;      // per port: wire bytes per ps of ACKs, at the last rates
+  std::vector<PortId> ack_changed_;   // ports whose ACK load moved since their flows were rated
+
+  std::vector<FluidFlow> flows_;
+  std::vector<Entry> entries_;
+  std::vector<uint32_t> entry_flow_;
+  std::vector<std::vector<uint32_t>> after_;       // per flow, until run() turns them around
+  std::vector<uint32_t> dependents_begin_, dependents_;
+  std::vector<std::vector<uint32_t>> port_entries_;  // per port: data entries of active flows
+
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  // recompute()'s working space, kept between calls (most calls rate a few flows).
+  using Candidate = std::tuple<double, uint32_t, uint32_t>;  // share, port index, stamp
+  struct Scratch {
+    std::vector<uint32_t> flows, stamp;
+    std::vector<double> left, weight, rate;
+    std::vector<Candidate> heap;
+  } scratch_;
+  // The ports changed since the last computation, then those it reaches; per port its
+  // index there, per flow its index among the flows it rates (kUnmarked: neither).
+  static constexpr uint32_t kUnmarked = UINT32_MAX;
+  std::vector<PortId> dirty_;
+  std::vector<uint32_t> port_index_, flow_index_;
+  Time now_;
+  FluidCounters counters_;
+};
+
+}  // namespace xm::sim
