@@ -198,6 +198,7 @@ void FluidNetwork::recompute() {
     events_.push({now_.ps() + int64_t(std::ceil(f.remaining / f.rate)), id, f.version, Kind::kDrained});
   }
   counters_.flows_rated += flows.size();
+  last_rated_ = flows.size();
   for (PortId p : ports) port_index_[p] = kUnmarked;
   ports.clear();
 }
@@ -242,6 +243,9 @@ void FluidNetwork::run(Time stop) {
           deactivate(ev.flow);
           events_.push({ev.t + f.latency.ps(), ev.flow, 0, Kind::kReceived});
           break;
+        case Kind::kRecompute:  // the deferred computation is due (after this batch)
+          wake_pending_ = false;
+          break;
         case Kind::kReceived:
           ++counters_.events;
           f.state = State::kReceived;
@@ -252,6 +256,15 @@ void FluidNetwork::run(Time stop) {
           break;
       }
     }
+    if (dirty_.empty() && ack_changed_.empty()) continue;
+    // When the last computation rated many flows (all-to-all: everything shares), the
+    // next waits until kLargeGap after it, so that changes in between are rated
+    // together; the flows keep their rates meanwhile, new ones wait.
+    if (last_rated_ > kLargeComponent && now_ - last_recompute_ < kLargeGap) {
+      if (!wake_pending_) events_.push({(last_recompute_ + kLargeGap).ps(), 0, 0, Kind::kRecompute});
+      wake_pending_ = true;
+      continue;
+    }
     // ACK loads that moved make their ports' flows worth rating again; that settles in
     // a few rounds (an ACK costs a few percent of its data).
     for (int round = 0; round < 4 && (!dirty_.empty() || !ack_changed_.empty()); ++round) {
@@ -260,6 +273,7 @@ void FluidNetwork::run(Time stop) {
       recompute();
     }
     ack_changed_.clear();
+    last_recompute_ = now_;
   }
 }
 

@@ -15,6 +15,8 @@
 // (a few percent of a link) without tying their flows into the same computation, which
 // keeps each computation to the flows that really compete (e.g. one ring hop's); a port
 // whose ACK load moved has its flows rated again, for a few rounds at the same instant.
+// Where nearly everything shares (an all-to-all), a computation rates thousands of flows;
+// those come at most every 0.5 us, changes in between waiting for the next one.
 #pragma once
 
 #include <cstdint>
@@ -75,7 +77,7 @@ class FluidNetwork {
     float weight;
     uint32_t slot;  // data entries: its index in the port's list, while the flow is active
   };
-  enum class Kind : uint8_t { kArrive, kDrained, kReceived };
+  enum class Kind : uint8_t { kArrive, kDrained, kReceived, kRecompute };
   struct Event {
     int64_t t;
     uint32_t flow, version;
@@ -121,6 +123,12 @@ class FluidNetwork {
   std::vector<uint32_t> port_index_, flow_index_;
   Time now_;
   FluidCounters counters_;
+  // Computations that rate this many flows come at most one per kLargeGap.
+  static constexpr size_t kLargeComponent = 512;
+  static constexpr Time kLargeGap = Time::ns(500);
+  Time last_recompute_ = Time::ps(INT64_MIN / 2);
+  size_t last_rated_ = 0;
+  bool wake_pending_ = false;
 };
 
 }  // namespace xm::sim
