@@ -131,6 +131,8 @@ enum class Algorithm : uint8_t {
   kPxn,                // all-to-all: through the local rank on the receiver's rail
   kTwoShot,            // all-reduce over shared memory: stage, sum in place, copy out
   kDirect,             // all-gather, reduce-scatter over shared memory: every block to its peers at once
+  kTree,               // all-reduce: a double binary tree, log-depth
+  kHierarchicalTree,   // all-reduce: inside hosts, then a double binary tree per rail across hosts
 };
 const char* to_string(Algorithm a);
 

@@ -44,10 +44,18 @@ std::vector<Estimate> estimate(const CollectiveArgs& a, const RankLayout& layout
       double rd = steps_time(flat, rounds, 2.0 * rounds * bytes) + (rounds % 2 ? bytes / flat.bytes_per_us : 0);
       if (p2 != n) rd += steps_time(flat, 2, 2 * bytes);
       out.push_back({Algorithm::kRecursiveDoubling, rd});
+      // Double binary tree: each half climbs and descends a tree of depth log2(n), slice
+      // by slice; a rank sends twice the buffer's worth of halves (as an interior node of
+      // one tree, its half up once and down twice; as a leaf of the other, up once), about
+      // the ring's bytes in log-depth steps instead of 2(n-1).
+      const double depth = std::ceil(std::log2(double(n)));
+      out.push_back({Algorithm::kTree, steps_time(flat, 2 * depth, 2 * bytes)});
       if (H > 1 && L > 1 && m.shm.known() && m.rail.known()) {
         double local = steps_time(m.shm, 2.0 * (L - 1), 2.0 * (L - 1) / L * bytes);
         double across = steps_time(m.rail, 2.0 * (H - 1), 2.0 * (H - 1) / H * bytes / L);
+        double across_tree = steps_time(m.rail, 2 * std::ceil(std::log2(double(H))), 2 * bytes / L);
         out.push_back({Algorithm::kHierarchical, local + across});
+        out.push_back({Algorithm::kHierarchicalTree, local + across_tree});
       }
       break;
     }
@@ -99,15 +107,16 @@ Result<AlgorithmOverrides> parse_algorithm_overrides(const std::string& text) {
   std::stringstream in(text);
   std::string item;
   auto algorithm_named = [](const std::string& name) -> Result<Algorithm> {
-    for (int i = 1; i <= int(Algorithm::kDirect); ++i)
+    for (int i = 1; i <= int(Algorithm::kHierarchicalTree); ++i)
       if (name == to_string(Algorithm(i))) return Algorithm(i);
     return Error{"XCCL_ALGO: unknown algorithm '" + name +
-                 "' (ring, ring-relay, hierarchical, recursive-doubling, two-shot, direct, pairwise, pxn)"};
+                 "' (ring, ring-relay, hierarchical, hierarchical-tree, tree, recursive-doubling, two-shot, direct, pairwise, pxn)"};
   };
   auto applies = [](Collective c, Algorithm a) {
     if (c == Collective::kAllReduce)
       return a == Algorithm::kRing || a == Algorithm::kRingRelay || a == Algorithm::kHierarchical ||
-             a == Algorithm::kRecursiveDoubling || a == Algorithm::kTwoShot;
+             a == Algorithm::kRecursiveDoubling || a == Algorithm::kTwoShot || a == Algorithm::kTree ||
+             a == Algorithm::kHierarchicalTree;
     if (c == Collective::kAllToAll) return a == Algorithm::kPairwise || a == Algorithm::kPxn;
     if (c == Collective::kAllGather || c == Collective::kReduceScatter)
       return a == Algorithm::kRing || a == Algorithm::kHierarchical || a == Algorithm::kDirect;

@@ -195,7 +195,8 @@ TEST_P(Algorithms, EveryTypeAndOpExact) {
       std::string err = run_and_check(a, 8192);
       ASSERT_EQ(err, "") << to_string(a.algorithm) << " " << to_string(a.type) << " " << to_string(a.op);
       Schedule s = make_schedule(a);  // the algorithm asked for, not a fallback
-      bool applies = c.algorithm == Algorithm::kRecursiveDoubling || (c.hosts > 1 && c.local > 1) ||
+      bool applies = c.algorithm == Algorithm::kRecursiveDoubling || c.algorithm == Algorithm::kTree ||
+                     (c.hosts > 1 && c.local > 1) ||
                      ((c.algorithm == Algorithm::kTwoShot || c.algorithm == Algorithm::kDirect) && a.ranks > 1);
       if (applies) {
         EXPECT_EQ(s.algorithm, to_string(c.algorithm));
@@ -217,6 +218,8 @@ std::vector<AlgorithmCase> algorithm_cases() {
         if (degenerate && count != 7) continue;
         if (count == 65537 && sh.hosts * sh.local == 6 && in_place) continue;
         out.push_back({Collective::kAllReduce, Algorithm::kHierarchical, sh.hosts, sh.local, count, in_place});
+        out.push_back({Collective::kAllReduce, Algorithm::kHierarchicalTree, sh.hosts, sh.local, count, in_place});
+        out.push_back({Collective::kAllReduce, Algorithm::kTree, sh.hosts, sh.local, count, in_place});
         out.push_back({Collective::kAllToAll, Algorithm::kPxn, sh.hosts, sh.local, count, in_place});
         out.push_back({Collective::kAllGather, Algorithm::kHierarchical, sh.hosts, sh.local, count, in_place});
         out.push_back({Collective::kReduceScatter, Algorithm::kHierarchical, sh.hosts, sh.local, count, in_place});

@@ -134,6 +134,25 @@ TEST(Tuner, OverridesParseAndRejectNonsense) {
   EXPECT_NE(bad.error().message.find("unknown algorithm 'rong'"), std::string::npos);
 }
 
+TEST(Tuner, TreesWhenManyRanksMakeTheRingLatencyBound) {
+  // 64 MiB on 1,024 hosts of 8 ranks, 50 us a step between hosts: the ring's 2(H-1)
+  // steps cost 100 ms, the tree's 2 log2(H) 1 ms; recursive doubling sends the whole
+  // buffer every round.
+  RankLayout big = RankLayout::grid(1024, 8);
+  CostModel m;
+  m.shm = {5, 300'000};
+  m.rail = {50, 50'000};
+  m.cross = {60, 50'000};
+  EXPECT_EQ(estimate(args(Collective::kAllReduce, 8192, 64 << 20), big, m, false).front().algorithm,
+            Algorithm::kHierarchicalTree);
+  // 4 hosts: the ring's few steps and fewer bytes win.
+  EXPECT_EQ(estimate(args(Collective::kAllReduce, 8, 16 << 20), RankLayout::grid(4, 2), testbed(50), false).front().algorithm,
+            Algorithm::kHierarchical);
+  // One rank per host: the flat tree.
+  EXPECT_EQ(estimate(args(Collective::kAllReduce, 1024, 64 << 20), RankLayout::grid(1024, 1), m, false).front().algorithm,
+            Algorithm::kTree);
+}
+
 TEST(Tuned, GrainIsAQuarterOfTheShareWithinBoundsAndRelaysKeepAQuarterFifo) {
   RankLayout one_host = RankLayout::grid(1, 4);
   Tuning t;

@@ -188,6 +188,29 @@ TEST(CollectiveReplay, FlowEngineAgreesWithPacketsAndCollectivesRunAfterOneAnoth
   for (int k = 0; k < 2; ++k) EXPECT_NEAR(fair[k].time_us, packets[k].time_us, 0.05 * packets[k].time_us) << k;
 }
 
+TEST(CollectiveReplay, TreesRunInBothEnginesAndKeepHierarchicalTrafficOnItsRail) {
+  SimTopology t = rails4x2();
+  for (Algorithm a : {Algorithm::kTree, Algorithm::kHierarchicalTree}) {
+    std::vector<FlowSpec> flows;
+    Result<CollectiveReplay> r = replay_collective(options(Collective::kAllReduce, a), t, {}, flows);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->algorithm, sched::to_string(a));
+    for (size_t i = 0; i < flows.size(); ++i) {
+      if (a == Algorithm::kHierarchicalTree && flows[i].bytes > 0 && t.server[flows[i].src] != t.server[flows[i].dst]) {
+        EXPECT_EQ(t.rail[flows[i].src], t.rail[flows[i].dst]);
+      }
+    }
+    std::unique_ptr<CongestionControl> cc;
+    const double packets = collective_results(run(t, flows, cc)->outcomes(), {*r})[0].time_us;
+    FluidNetwork fluid(t, NetConfig{}, 1);
+    for (const FlowSpec& f : flows) ASSERT_TRUE(fluid.add_flow(f));
+    fluid.run(Time::seconds(1));
+    const CollectiveResult fair = collective_results(fluid.outcomes(), {*r})[0];
+    ASSERT_EQ(fair.finished, fair.flows);
+    EXPECT_NEAR(fair.time_us, packets, 0.1 * packets) << r->algorithm;
+  }
+}
+
 TEST(CollectiveReplay, TheTunerPicksForTheFabric) {
   SimTopology thin = rails4x2(2);
   std::vector<FlowSpec> flows;

@@ -8,6 +8,8 @@ namespace xm::sched {
 Schedule ring_allreduce(const CollectiveArgs& args);
 Schedule ring_relay_allreduce(const CollectiveArgs& args);
 Schedule hierarchical_allreduce(const CollectiveArgs& args);
+Schedule hierarchical_tree_allreduce(const CollectiveArgs& args);
+Schedule tree_allreduce(const CollectiveArgs& args);
 Schedule recursive_doubling_allreduce(const CollectiveArgs& args);
 Schedule two_shot_allreduce(const CollectiveArgs& args);
 Schedule ring_allgather(const CollectiveArgs& args);

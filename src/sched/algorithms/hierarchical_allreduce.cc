@@ -7,6 +7,10 @@
 //
 // The L·q elements that divide evenly take that path; the last count mod L elements (a
 // few) take a flat ring alongside.
+//
+// hierarchical-tree is the same with a double binary tree across the hosts instead of
+// the ring (tree_allreduce.cc): log-depth where 12,800 hosts would make the ring's
+// 2(H-1) steps latency-bound.
 #include <algorithm>
 
 #include "sched/algorithms/algorithms.h"
@@ -14,15 +18,17 @@
 
 namespace xm::sched {
 
-Schedule hierarchical_allreduce(const CollectiveArgs& a) {
+namespace {
+
+Schedule hierarchical(const CollectiveArgs& a, bool tree_across) {
   const RankLayout* layout = a.layout;
   const int L = layout ? layout->uniform_local_size() : 0;
-  if (!layout || L <= 1 || layout->hosts() <= 1) return ring_allreduce(a);
+  if (!layout || L <= 1 || layout->hosts() <= 1) return tree_across ? tree_allreduce(a) : ring_allreduce(a);
   const int H = layout->hosts(), h = layout->host_of[a.rank], l = layout->local_of[a.rank];
   const uint64_t q = a.count / uint64_t(L), rest = a.count - q * uint64_t(L);
 
   Schedule s;
-  s.algorithm = "hierarchical";
+  s.algorithm = tree_across ? "hierarchical-tree" : "hierarchical";
   std::vector<int> all(a.ranks);
   for (int r = 0; r < a.ranks; ++r) all[r] = r;
   const std::vector<int>& host = layout->host_ranks[h];
@@ -59,7 +65,8 @@ Schedule hierarchical_allreduce(const CollectiveArgs& a) {
   for (uint64_t k = 0; k < pieces; ++k) {  // 2. Across hosts on rail l, in place.
     auto [begin, len] = piece(k);
     const Placement at{Buffer::kOutput, q * uint64_t(l) + begin};
-    done[k] = append_phase(s, ring_allreduce(args(H, h, len, true)), rail, {at, at}, done[k]);
+    const CollectiveArgs across = args(H, h, len, true);
+    done[k] = append_phase(s, tree_across ? tree_allreduce(across) : ring_allreduce(across), rail, {at, at}, done[k]);
   }
   for (uint64_t k = 0; k < pieces; ++k) {  // 3. Inside the host: every segment to every rank.
     auto [begin, len] = piece(k);
@@ -68,5 +75,10 @@ Schedule hierarchical_allreduce(const CollectiveArgs& a) {
   }
   return s;
 }
+
+}  // namespace
+
+Schedule hierarchical_allreduce(const CollectiveArgs& a) { return hierarchical(a, false); }
+Schedule hierarchical_tree_allreduce(const CollectiveArgs& a) { return hierarchical(a, true); }
 
 }  // namespace xm::sched

@@ -9,7 +9,7 @@ const char* to_string(Collective c) {
 }
 
 const char* to_string(Algorithm a) {
-  static const char* names[] = {"default", "ring", "ring-relay", "hierarchical", "recursive-doubling", "pairwise", "pxn", "two-shot", "direct"};
+  static const char* names[] = {"default", "ring", "ring-relay", "hierarchical", "recursive-doubling", "pairwise", "pxn", "two-shot", "direct", "tree", "hierarchical-tree"};
   return names[int(a)];
 }
 
@@ -19,6 +19,8 @@ Schedule make_schedule(const CollectiveArgs& args) {
       switch (args.algorithm) {
         case Algorithm::kRing: return ring_allreduce(args);
         case Algorithm::kHierarchical: return hierarchical_allreduce(args);
+        case Algorithm::kHierarchicalTree: return hierarchical_tree_allreduce(args);
+        case Algorithm::kTree: return tree_allreduce(args);
         case Algorithm::kRecursiveDoubling: return recursive_doubling_allreduce(args);
         case Algorithm::kTwoShot: return args.shared_memory ? two_shot_allreduce(args) : ring_allreduce(args);
         default: return args.relays ? ring_relay_allreduce(args) : ring_allreduce(args);

@@ -234,6 +234,7 @@ void FluidNetwork::run(Time stop) {
             break;
           }
           activate(ev.flow);
+          ++changes_;
           break;
         case Kind::kDrained:
           if (ev.version != f.version || f.state != State::kActive) break;
@@ -241,6 +242,7 @@ void FluidNetwork::run(Time stop) {
           f.remaining = 0;
           f.state = State::kDrained;
           deactivate(ev.flow);
+          ++changes_;
           events_.push({ev.t + f.latency.ps(), ev.flow, 0, Kind::kReceived});
           break;
         case Kind::kRecompute:  // the deferred computation is due (after this batch)
@@ -260,13 +262,15 @@ void FluidNetwork::run(Time stop) {
     // When the last computation rated many flows (all-to-all: everything shares), the
     // next waits until kLargeGap after it, so that changes in between are rated
     // together; the flows keep their rates meanwhile, new ones wait.
-    if (last_rated_ > kLargeComponent && now_ - last_recompute_ < kLargeGap) {
+    if (last_rated_ > kLargeComponent && last_rated_ > 16 * last_changes_ && now_ - last_recompute_ < kLargeGap) {
       if (!wake_pending_) events_.push({(last_recompute_ + kLargeGap).ps(), 0, 0, Kind::kRecompute});
       wake_pending_ = true;
       continue;
     }
     // ACK loads that moved make their ports' flows worth rating again; that settles in
     // a few rounds (an ACK costs a few percent of its data).
+    last_changes_ = changes_;
+    changes_ = 0;
     for (int round = 0; round < 4 && (!dirty_.empty() || !ack_changed_.empty()); ++round) {
       for (PortId p : ack_changed_) mark(p);
       ack_changed_.clear();

@@ -15,8 +15,8 @@
 // (a few percent of a link) without tying their flows into the same computation, which
 // keeps each computation to the flows that really compete (e.g. one ring hop's); a port
 // whose ACK load moved has its flows rated again, for a few rounds at the same instant.
-// Where nearly everything shares (an all-to-all), a computation rates thousands of flows;
-// those come at most every 0.5 us, changes in between waiting for the next one.
+// Where nearly everything shares (an all-to-all), one flow's end re-rates thousands;
+// such computations come at most every 0.5 us, changes in between waiting for the next.
 #pragma once
 
 #include <cstdint>
@@ -123,8 +123,10 @@ class FluidNetwork {
   std::vector<uint32_t> port_index_, flow_index_;
   Time now_;
   FluidCounters counters_;
-  // Computations that rate this many flows come at most one per kLargeGap.
+  // Computations that rate this many flows, 16 or more per flow that started or ended
+  // (one change moved many: everything shares), come at most one per kLargeGap.
   static constexpr size_t kLargeComponent = 512;
+  size_t changes_ = 0, last_changes_ = 0;  // flows started or ended since the last computation, and before it
   static constexpr Time kLargeGap = Time::ns(500);
   Time last_recompute_ = Time::ps(INT64_MIN / 2);
   size_t last_rated_ = 0;
