@@ -22,6 +22,10 @@ struct FlowSpec {
   uint16_t sport = 0;    // 0: a port of its own (a new queue pair); else this one, so that
                          // the messages of one connection share its 5-tuple and path
   std::vector<uint32_t> after;  // flows that must be fully received (at this flow's src) first
+  // The flow before it on its connection (an earlier id; UINT32_MAX: none): a queue pair
+  // or a socket sends its messages in order, so this one sends nothing until that one
+  // has sent its last byte.
+  uint32_t follows = UINT32_MAX;
   uint32_t group = 0;    // workload-defined (e.g. all-reduce step); reported with the flow
 };
 
@@ -75,6 +79,7 @@ struct Flow {
   Time start;
   uint32_t group = 0;
   uint32_t pending_deps = 0;
+  uint32_t follows = UINT32_MAX;  // see FlowSpec
   uint64_t retransmitted_bytes = 0;
   Time finish;           // when the sender got the last ACK
   Time ideal;            // the same flow alone on an idle network

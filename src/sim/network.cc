@@ -111,7 +111,10 @@ Result<uint32_t> Network::add_flow(const FlowSpec& spec) {
   if (id >= (1u << 28)) return Error{"too many flows (limit 2^28)"};
   for (uint32_t d : spec.after)
     if (d >= id) return Error{"flow " + std::to_string(id) + ": depends on flow " + std::to_string(d) + ", which is not earlier"};
+  if (spec.follows != UINT32_MAX && spec.follows >= id)
+    return Error{"flow " + std::to_string(id) + ": follows flow " + std::to_string(spec.follows) + ", which is not earlier"};
   Flow f;
+  f.follows = spec.follows;
   f.src = spec.src, f.dst = spec.dst, f.size = spec.bytes, f.start = spec.start, f.cls = spec.cls;
   f.dport = spec.dport, f.group = spec.group;
   f.sport = spec.sport ? spec.sport : next_sport_[spec.src]++;

@@ -42,6 +42,7 @@ PacketId Network::host_dequeue(PortId p) {
     const uint32_t id = port.active[i];
     Flow& f = flows_[id];
     if (f.snd_nxt >= f.size) continue;
+    if (f.follows != UINT32_MAX && flows_[f.follows].snd_nxt < flows_[f.follows].size) continue;  // in order
     if (port.paused & (1u << f.cls)) continue;
     if (f.window > 0 && f.snd_nxt - f.snd_una >= f.window) continue;
     if (f.next_avail > now()) {

@@ -5,9 +5,11 @@
 // the spec's accelerator-to-NIC mapping) or striped over several (`rails: all` or a list,
 // as xccl's TCP transport stripes a rank's bytes over its host's NICs), and the other
 // accelerators of its server through the intra-server switch. Every matched send and
-// receive of the schedules becomes a message: one flow per rail it is striped over, which
-// starts once the sender's step and the receiver's step could both start (their `after`
-// steps done), as a queue pair waits for both the data and a posted buffer. Copies take
+// receive of the schedules becomes a message: one flow per rail it is striped over. It
+// starts once the sender's step could start (its `after` steps done; the receiver
+// buffers what comes early, as xccl's FIFOs and sockets do) and sends once the previous
+// message on its connection has been sent (a connection is in order). A receive
+// completes when its message has arrived and its own `after` steps are done. Copies take
 // no time; a relay forwards a chunk once it has all arrived.
 #pragma once
 

@@ -105,19 +105,30 @@ class Replay {
     }
   }
 
-  // Nodes in an order where each follows all it waits for (Kahn's algorithm); error if
-  // some wait on each other.
+  // The message before `m` on its connection (the same sender and receiver), or kNone:
+  // messages of a pair have consecutive ids, in the sender's order.
+  uint32_t previous_on_connection(uint32_t m) const {
+    if (m == 0 || m >= messages_.size()) return kNone;
+    const Message& a = messages_[m - 1];
+    const Message& b = messages_[m];
+    return a.src == b.src && a.dst == b.dst ? m - 1 : kNone;
+  }
+
+  // Nodes in an order where each follows all it waits for and its connection's previous
+  // message (Kahn's algorithm); error if some wait on each other.
   Result<std::vector<uint32_t>> order() const {
     const size_t nodes = waits_.size();
     std::vector<uint32_t> pending(nodes), begin(nodes + 1, 0), waiting;
-    for (uint32_t m = 0; m < nodes; ++m)
-      for (uint32_t d : waits_[m]) ++begin[d + 1];
+    auto before = [&](uint32_t m, auto&& visit) {
+      for (uint32_t d : waits_[m]) visit(d);
+      if (const uint32_t p = previous_on_connection(m); p != kNone) visit(p);
+    };
+    for (uint32_t m = 0; m < nodes; ++m) before(m, [&](uint32_t d) { ++begin[d + 1]; });
     for (size_t m = 0; m < nodes; ++m) begin[m + 1] += begin[m];
     waiting.resize(begin.back());
     std::vector<uint32_t> fill(begin.begin(), begin.end() - 1), ready, out;
     for (uint32_t m = 0; m < nodes; ++m) {
-      pending[m] = uint32_t(waits_[m].size());
-      for (uint32_t d : waits_[m]) waiting[fill[d]++] = m;
+      before(m, [&](uint32_t d) { waiting[fill[d]++] = m, ++pending[m]; });
       if (pending[m] == 0) ready.push_back(m);
     }
     while (!ready.empty()) {
@@ -200,18 +211,24 @@ Result<CollectiveReplay> replay_collective(const CollectiveOptions& c, const Sim
 
   // Each node's flows, consecutive ids: a message's one per stripe, a barrier's (and a
   // message's of no bytes) one of no bytes. One 5-tuple per connection (rank pair and
-  // stripe), so a connection's messages share a path as they would.
+  // stripe), so a connection's messages share a path as they would, and each follows
+  // the one before it there (a queue pair or socket sends in order).
   std::vector<uint32_t> first(graph.nodes()), flows_of(graph.nodes(), 0);
   std::vector<char> waited_on(graph.nodes(), 0);
-  std::unordered_map<uint64_t, uint16_t> connection;
+  struct Connection {
+    uint16_t sport = 0;
+    uint32_t last = UINT32_MAX;  // its latest flow so far
+  };
+  std::unordered_map<uint64_t, Connection> connection;
   std::vector<uint32_t> connections(t.hosts, 0);  // per host, for its source ports
   std::vector<uint32_t> after;
   out.reserve(out.size() + graph.nodes());
   replay.flows.reserve(graph.nodes());
-  auto add = [&](uint32_t node, uint32_t src, uint32_t dst, uint64_t bytes, uint16_t sport, ReplayedFlow what) {
+  auto add = [&](uint32_t node, uint32_t src, uint32_t dst, uint64_t bytes, Connection* on, ReplayedFlow what) {
     if (flows_of[node]++ == 0) first[node] = uint32_t(out.size());
     FlowSpec& f = out.emplace_back();
-    f.src = src, f.dst = dst, f.bytes = bytes, f.start = c.start, f.sport = sport, f.after = after;
+    f.src = src, f.dst = dst, f.bytes = bytes, f.start = c.start, f.after = after;
+    if (on) f.sport = on->sport, f.follows = on->last, on->last = uint32_t(out.size() - 1);
     replay.flows.push_back(what);
   };
   for (uint32_t node : *order) {
@@ -225,7 +242,7 @@ Result<CollectiveReplay> replay_collective(const CollectiveOptions& c, const Sim
     after.erase(std::unique(after.begin(), after.end()), after.end());
     if (!graph.is_message(node) || graph.message(node).bytes == 0) {
       const uint32_t rank = graph.is_message(node) ? graph.message(node).src : graph.barrier_rank(node);
-      add(node, p.home[rank], p.home[rank], 0, 0, {rank, rank, UINT32_MAX});
+      add(node, p.home[rank], p.home[rank], 0, nullptr, {rank, rank, UINT32_MAX});
       continue;
     }
     const Message& msg = graph.message(node);
@@ -239,9 +256,9 @@ Result<CollectiveReplay> replay_collective(const CollectiveOptions& c, const Sim
     for (size_t k = 0; k < from.size(); ++k) {
       const uint64_t share = msg.bytes * (k + 1) / from.size() - msg.bytes * k / from.size();
       if (share == 0) continue;
-      auto [it, added] = connection.try_emplace((uint64_t(msg.src) * uint64_t(n) + msg.dst) * from.size() + k, 0);
-      if (added) it->second = uint16_t(20000 + connections[from[k]]++ % 45000);
-      add(node, from[k], to[k], share, it->second, {msg.src, msg.dst, local ? UINT32_MAX : t.rail[from[k]]});
+      auto [it, added] = connection.try_emplace((uint64_t(msg.src) * uint64_t(n) + msg.dst) * from.size() + k);
+      if (added) it->second.sport = uint16_t(20000 + connections[from[k]]++ % 45000);
+      add(node, from[k], to[k], share, &it->second, {msg.src, msg.dst, local ? UINT32_MAX : t.rail[from[k]]});
     }
   }
   for (uint32_t node = 0; node < graph.nodes(); ++node)

@@ -35,12 +35,16 @@ Result<uint32_t> FluidNetwork::add_flow(const FlowSpec& spec) {
     return Error{"flow " + std::to_string(id) + ": source and destination are the same host"};
   for (uint32_t d : spec.after)
     if (d >= id) return Error{"flow " + std::to_string(id) + ": depends on flow " + std::to_string(d) + ", which is not earlier"};
+  if (spec.follows != UINT32_MAX && spec.follows >= id)
+    return Error{"flow " + std::to_string(id) + ": follows flow " + std::to_string(spec.follows) + ", which is not earlier"};
+  if (spec.follows != UINT32_MAX) flows_[spec.follows].follower = id;
   if (spec.bytes == 0) {  // a barrier: no link, it arrives when what it waits for has
     FluidFlow f;
     f.start = spec.start, f.pending = uint32_t(spec.after.size());
     f.entries = f.acks = f.entries_end = uint32_t(entries_.size());
     flows_.push_back(f);
     after_.push_back(spec.after);
+    follows_.push_back(UINT32_MAX);
     return id;
   }
   const uint16_t sport = spec.sport ? spec.sport : next_sport_[spec.src]++;
@@ -83,7 +87,12 @@ Result<uint32_t> FluidNetwork::add_flow(const FlowSpec& spec) {
   f.entries_end = uint32_t(entries_.size());
   flows_.push_back(f);
   after_.push_back(spec.after);
+  follows_.push_back(spec.follows);
   return id;
+}
+
+bool FluidNetwork::follows_unsent(uint32_t id) const {
+  return follows_[id] != UINT32_MAX && flows_[follows_[id]].state < State::kDrained;
 }
 
 void FluidNetwork::mark(PortId p) {
@@ -233,6 +242,10 @@ void FluidNetwork::run(Time stop) {
             events_.push({ev.t, ev.flow, 0, Kind::kReceived});
             break;
           }
+          if (follows_unsent(ev.flow)) {
+            f.state = State::kQueued;  // its predecessor's drain activates it
+            break;
+          }
           activate(ev.flow);
           ++changes_;
           break;
@@ -243,6 +256,10 @@ void FluidNetwork::run(Time stop) {
           f.state = State::kDrained;
           deactivate(ev.flow);
           ++changes_;
+          if (f.follower != UINT32_MAX && flows_[f.follower].state == State::kQueued) {
+            activate(f.follower);
+            ++changes_;
+          }
           events_.push({ev.t + f.latency.ps(), ev.flow, 0, Kind::kReceived});
           break;
         case Kind::kRecompute:  // the deferred computation is due (after this batch)

@@ -57,13 +57,14 @@ class FluidNetwork {
   size_t flow_count() const { return flows_.size(); }
 
  private:
-  enum class State : uint8_t { kWaiting, kActive, kDrained, kReceived };
+  enum class State : uint8_t { kWaiting, kQueued, kActive, kDrained, kReceived };  // kQueued: behind its connection's previous flow
   struct FluidFlow {
     double remaining = 0;  // payload bytes still to send
     double rate = 0;       // payload bytes per ps
     int64_t last = 0;      // ps: when `remaining` was last brought up to date
     uint32_t version = 0;  // of its pending drain event
     uint32_t pending = 0;  // flows it still waits for
+    uint32_t follower = UINT32_MAX;  // the next flow on its connection
     uint32_t entries = 0;  // its path: data ports [entries, acks), ACK ports [acks, entries_end)
     uint32_t acks = 0, entries_end = 0;
     State state = State::kWaiting;
@@ -88,6 +89,7 @@ class FluidNetwork {
   void activate(uint32_t f);
   void deactivate(uint32_t f);
   void set_rate(uint32_t f, double rate);
+  bool follows_unsent(uint32_t f) const;  // its connection's previous flow has bytes to send
   void mark(PortId p);
   void recompute();
 
@@ -105,6 +107,7 @@ class FluidNetwork {
   std::vector<Entry> entries_;
   std::vector<uint32_t> entry_flow_;
   std::vector<std::vector<uint32_t>> after_;       // per flow, until run() turns them around
+  std::vector<uint32_t> follows_;                  // per flow: FlowSpec::follows
   std::vector<uint32_t> dependents_begin_, dependents_;
   std::vector<std::vector<uint32_t>> port_entries_;  // per port: data entries of active flows
 
