@@ -54,5 +54,33 @@ TEST(Fluid, AFlowWaitsForWhatItIsAfterAndABarrierPassesAtOnce) {
   EXPECT_EQ(net.counters().flows_done, 3u);
 }
 
+TEST(Fluid, AConnectionSendsItsMessagesInOrderInBothEngines) {
+  // Two messages on one connection: the second sends once the first has sent its last
+  // byte, so the first arrives as if alone and the second a drain later; unrelated flows
+  // on one port share it instead.
+  const SimTopology t = test::star(2);
+  FlowSpec first = flow(0, 1, 1'000'000), second = flow(0, 1, 1'000'000);
+  first.sport = second.sport = 7;
+  second.follows = 0;
+  FluidNetwork fluid(t, NetConfig{}, 1);
+  auto cc = test::cc("none");
+  Network packets(t, NetConfig{}, *cc, 1);
+  for (const FlowSpec& f : {first, second}) {
+    ASSERT_TRUE(fluid.add_flow(f));
+    ASSERT_TRUE(packets.add_flow(f));
+  }
+  FlowSpec loop = flow(1, 0, 10);
+  loop.follows = 2;  // not earlier
+  EXPECT_FALSE(fluid.add_flow(loop));
+  EXPECT_FALSE(packets.add_flow(loop));
+  fluid.run(Time::seconds(1));
+  packets.run(Time::seconds(1));
+  for (const std::vector<FlowOutcome>& out : {fluid.outcomes(), packets.outcomes()}) {
+    const double alone = fluid.ideal(0).us_f();
+    EXPECT_NEAR(out[0].received_at.us_f(), alone, 0.02 * alone);
+    EXPECT_NEAR(out[1].received_at.us_f(), 2 * alone, 0.05 * alone);
+  }
+}
+
 }  // namespace
 }  // namespace xm::sim

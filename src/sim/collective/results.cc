@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 
 namespace xm::sim {
 namespace {
@@ -13,8 +14,9 @@ std::string fmt(const char* f, double v) {
   return buf;
 }
 
-// Throughput per rail and time bin: each message's bytes spread evenly over its life,
-// from its start to its last byte's arrival. Rails by index; UINT32_MAX is "intra".
+// Throughput per rail and time bin, per sending rank: each message's bytes spread
+// evenly over its life, from its start to its last byte's arrival. Rails by index;
+// UINT32_MAX is "intra".
 struct RailSeries {
   double t0_us = 0, bin_us = 0;
   std::map<uint32_t, std::vector<double>> gbps;
@@ -44,8 +46,13 @@ RailSeries rail_series(const std::vector<FlowOutcome>& flows, const std::vector<
         if (overlap > 0) row[k] += double(f.bytes) * overlap / life;
       }
     }
+  // Per sender: the rail's (or the intra fabric's) senders, so the line reads against
+  // one NIC's speed.
+  std::map<uint32_t, std::set<uint64_t>> senders;
+  for (size_t c = 0; c < replays.size(); ++c)
+    for (const ReplayedFlow& f : replays[c].flows) senders[f.rail].insert(uint64_t(c) << 32 | f.src_rank);
   for (auto& [rail, row] : s.gbps)
-    for (double& v : row) v = v * 8 / (s.bin_us * 1e3);  // bytes per bin -> Gbit/s
+    for (double& v : row) v = v * 8 / (s.bin_us * 1e3) / double(std::max<size_t>(1, senders[rail].size()));
   return s;
 }
 
@@ -141,10 +148,10 @@ std::string rails_svg(const std::vector<FlowOutcome>& flows, const std::vector<C
   svg += "<text x=\"" + fmt("%g", x0 + pw / 2) + "\" y=\"" + fmt("%g", y0 + ph + 36) +
          "\" text-anchor=\"middle\">simulated time (us)</text>\n";
   svg += "<text x=\"18\" y=\"" + fmt("%g", y0 + ph / 2) + "\" transform=\"rotate(-90 18 " + fmt("%g", y0 + ph / 2) +
-         ")\" text-anchor=\"middle\">Gbit/s delivered</text>\n";
+         ")\" text-anchor=\"middle\">Gbit/s per sending rank</text>\n";
   int i = 0;
   for (const auto& [rail, row] : s.gbps) {
-    const char* colour = colours[i % 8];
+    const char* colour = rail == UINT32_MAX ? "#000000" : colours[i % 8];
     std::string points;
     for (int k = 0; k < int(row.size()); ++k)
       points += fmt("%.1f", X(s.t0_us + (k + 0.5) * s.bin_us)) + "," + fmt("%.1f", Y(row[k])) + " ";
@@ -161,11 +168,11 @@ std::string collectives_text(const std::vector<CollectiveResult>& results, const
   for (const CollectiveResult& c : results) {
     char line[256];
     if (c.finished == c.flows)
-      std::snprintf(line, sizeof line, "%-6s %-14s %-14s %-13s %5d ranks %12llu B  %10.2f us  algbw %8.3f  busbw %8.3f GB/s\n",
+      std::snprintf(line, sizeof line, "%-6s %-14s %-14s %-17s %5d ranks %12llu B  %10.2f us  algbw %8.3f  busbw %8.3f GB/s\n",
                     cc.c_str(), c.name.c_str(), c.op.c_str(), c.algorithm.c_str(), c.ranks, (unsigned long long)c.bytes,
                     c.time_us, c.algbw_gbs, c.busbw_gbs);
     else
-      std::snprintf(line, sizeof line, "%-6s %-14s %-14s %-13s %5d ranks %12llu B  unfinished: %zu of %zu flows\n",
+      std::snprintf(line, sizeof line, "%-6s %-14s %-14s %-17s %5d ranks %12llu B  unfinished: %zu of %zu flows\n",
                     cc.c_str(), c.name.c_str(), c.op.c_str(), c.algorithm.c_str(), c.ranks, (unsigned long long)c.bytes,
                     c.finished, c.flows);
     s += line;

@@ -27,8 +27,9 @@ std::vector<CollectiveResult> collective_results(const std::vector<FlowOutcome>&
 std::string collectives_csv(const std::vector<CollectiveResult>& results, const std::string& cc);
 // Per collective and rank: collective,rank,first_send_us,last_arrival_us,bytes_sent,bytes_received
 std::string ranks_csv(const std::vector<FlowOutcome>& flows, const std::vector<CollectiveReplay>& replays);
-// Bytes delivered per rail (and inside servers) in `bins` equal steps of the run:
-// t_us,rail,gbps — rail "intra" is the servers' internal fabric.
+// Throughput per rail (and inside servers) in `bins` equal steps of the run, per rank
+// sending there (so it reads against one NIC's speed): t_us,rail,gbps — rail "intra" is
+// the servers' internal fabric.
 std::string rails_csv(const std::vector<FlowOutcome>& flows, const std::vector<CollectiveReplay>& replays, int bins = 100);
 // The same as lines over time, one per rail.
 std::string rails_svg(const std::vector<FlowOutcome>& flows, const std::vector<CollectiveReplay>& replays, const std::string& title,
