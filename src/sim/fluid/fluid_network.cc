@@ -48,12 +48,18 @@ Result<uint32_t> FluidNetwork::add_flow(const FlowSpec& spec) {
     return id;
   }
   const uint16_t sport = spec.sport ? spec.sport : next_sport_[spec.src]++;
-  const uint32_t fwd = flow_hash(spec.src, spec.dst, sport, spec.dport), rev = flow_hash(spec.dst, spec.src, spec.dport, sport);
-  const std::vector<PortId> first = routing_.host_ports(spec.src, spec.dst);
-  const std::vector<PortId> data = ecmp_path(wiring_, routing_, topology_.hosts, first[fwd % first.size()], spec.dst, fwd, seeds_);
-  // ACKs leave the receiver on the port the data came in on.
-  const std::vector<PortId> acks =
-      ecmp_path(wiring_, routing_, topology_.hosts, wiring_.peer_port[data.back()], spec.src, rev, seeds_);
+  // A connection's messages share its paths: found once per 5-tuple.
+  auto [known, added] = paths_.try_emplace(Tuple{spec.src, spec.dst, sport, spec.dport});
+  if (added) {
+    const uint32_t fwd = flow_hash(spec.src, spec.dst, sport, spec.dport), rev = flow_hash(spec.dst, spec.src, spec.dport, sport);
+    const std::vector<PortId> first = routing_.host_ports(spec.src, spec.dst);
+    known->second.data = ecmp_path(wiring_, routing_, topology_.hosts, first[fwd % first.size()], spec.dst, fwd, seeds_);
+    // ACKs leave the receiver on the port the data came in on.
+    known->second.acks = ecmp_path(wiring_, routing_, topology_.hosts, wiring_.peer_port[known->second.data.back()],
+                                   spec.src, rev, seeds_);
+  }
+  const std::vector<PortId>& data = known->second.data;
+  const std::vector<PortId>& acks = known->second.acks;
 
   // Wire bytes per payload byte: every packet's headers and gap forward, an ACK per
   // `ack_every` packets back.

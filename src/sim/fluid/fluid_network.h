@@ -22,10 +22,12 @@
 #include <cstdint>
 #include <queue>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/config.h"
 #include "sim/flow.h"
+#include "sim/random.h"
 #include "sim/routing.h"
 #include "sim/topology.h"
 #include "util/result.h"
@@ -103,6 +105,20 @@ class FluidNetwork {
   std::vector<double> ack_load_;      // per port: wire bytes per ps of ACKs, at the last rates
   std::vector<PortId> ack_changed_;   // ports whose ACK load moved since their flows were rated
 
+  struct Paths {
+    std::vector<PortId> data, acks;
+  };
+  struct Tuple {
+    uint32_t src, dst;
+    uint16_t sport, dport;
+    bool operator==(const Tuple&) const = default;
+  };
+  struct TupleHash {
+    size_t operator()(const Tuple& t) const {
+      return size_t(mix64((uint64_t(t.src) << 32 | t.dst) ^ mix64(uint64_t(t.sport) << 16 | t.dport)));
+    }
+  };
+  std::unordered_map<Tuple, Paths, TupleHash> paths_;  // a connection's, by its 5-tuple
   std::vector<FluidFlow> flows_;
   std::vector<Entry> entries_;
   std::vector<uint32_t> entry_flow_;
