@@ -79,7 +79,11 @@ Result<std::vector<Report>> run_scenario(const Scenario& scenario, const RunSett
       net.reserve(flows.size());
       for (const FlowSpec& f : flows)
         if (Result<uint32_t> id = net.add_flow(f); !id) return Error{scenario.source + ": " + id.error().message};
-      net.run(scenario.stop);
+      net.run(scenario.stop, [&](const FluidNetwork& n) {
+        if (!settings.progress) return;
+        p.now = n.now(), p.flows_done = n.counters().flows_done, p.events = n.counters().events, p.wall_seconds = wall();
+        settings.progress(p);
+      });
       rep = make_report(net, buckets);
       outcomes = net.outcomes();
       p.now = net.now(), p.flows_done = net.counters().flows_done, p.events = net.counters().events;

@@ -218,7 +218,7 @@ void FluidNetwork::recompute() {
   ports.clear();
 }
 
-void FluidNetwork::run(Time stop) {
+void FluidNetwork::run(Time stop, const std::function<void(const FluidNetwork&)>& progress) {
   flow_index_.assign(flows_.size(), kUnmarked);
   // Who waits for whom, turned around: per flow, the flows waiting for it.
   dependents_begin_.assign(flows_.size() + 1, 0);
@@ -234,7 +234,9 @@ void FluidNetwork::run(Time stop) {
   for (uint32_t id = 0; id < flows_.size(); ++id)
     if (flows_[id].pending == 0) events_.push({flows_[id].start.ps(), id, 0, Kind::kArrive});
 
+  uint64_t reported = 0;
   while (!events_.empty() && events_.top().t <= stop.ps()) {
+    if (progress && counters_.events - reported >= (1u << 20)) progress(*this), reported = counters_.events;
     now_ = Time::ps(events_.top().t);
     while (!events_.empty() && events_.top().t == now_.ps()) {
       const Event ev = events_.top();

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <queue>
 #include <tuple>
 #include <unordered_map>
@@ -48,8 +49,9 @@ class FluidNetwork {
   void reserve(size_t flows);  // room for this many flows, to add them without regrowing
   // Same contract as Network::add_flow.
   Result<uint32_t> add_flow(const FlowSpec& spec);
-  // Runs until every flow has arrived or simulated time passes `stop`.
-  void run(Time stop);
+  // Runs until every flow has arrived or simulated time passes `stop`; calls `progress`
+  // about every million events.
+  void run(Time stop, const std::function<void(const FluidNetwork&)>& progress = {});
 
   std::vector<FlowOutcome> outcomes() const;
   // Flow `id` alone on the network: its drain at the slowest hop, plus its latency.
