@@ -90,7 +90,10 @@ void add_run(CLI::App& sim, int& exit_code) {
       return void(exit_code = 2);
     }
     std::cout << sim::reports_text(*reports);
-    std::cerr << "wrote " << settings.out_dir << "/{summary.csv,slowdown.csv,results.json,slowdown.svg,<cc>/fct.txt}\n";
+    const bool collectives = !reports->empty() && !reports->front().collectives.empty();
+    std::cerr << "wrote " << settings.out_dir << "/{summary.csv,slowdown.csv,results.json,slowdown.svg"
+              << (settings.engine == sim::EngineKind::kPacket ? ",<cc>/fct.txt" : "")
+              << (collectives ? ",<cc>/{collectives,ranks,rails}.csv,<cc>/rails.svg" : "") << "}\n";
     for (const sim::Report& r : *reports)
       if (r.finished < r.flows) exit_code = 1;
   });

@@ -45,6 +45,27 @@ TEST_F(XmSim, RunPrintsTheTableAndWritesResults) {
     EXPECT_TRUE(fs::exists(dir_ / "res" / f)) << f;
 }
 
+TEST_F(XmSim, CollectivesRunInBothEnginesAndWriteTheirTables) {
+  std::ofstream(dir_ / "spec.yaml") << "name: r\nservers: 4\nserver: {accelerators: 2, nics: 2, nic_gbps: 100}\n"
+                                       "fabric:\n  kind: rail-optimized\n  tor: {ports: 8, servers: 4, uplinks: 4}\n"
+                                       "  agg: {ports: 4, tors: 2, count: 2, link: {gbps: 100, latency_ns: 1000}}\n";
+  std::ofstream(dir_ / "s.yaml") << "name: c\ntopology: {spec: spec.yaml}\ncc: [none]\ntraffic:\n"
+                                    "  - collective: {name: ar, op: all_reduce, bytes: 1M, algorithm: hierarchical}\n"
+                                    "  - collective: {name: a2a, op: alltoall, bytes: 1M, after: ar}\n";
+  for (const char* engine : {"packet", "flow"}) {
+    Outcome r = xm(std::string("sim run s.yaml -q -o res --engine ") + engine, dir_);
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("ar             all_reduce     hierarchical"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("a2a            alltoall       pxn"), std::string::npos) << r.out;
+    const std::string cc = std::string(engine) == "flow" ? "flow" : "none";
+    for (const char* f : {"collectives.csv", "ranks.csv", "rails.csv", "rails.svg"})
+      EXPECT_TRUE(fs::exists(dir_ / "res" / cc / f)) << cc << "/" << f;
+  }
+  Outcome r = xm("sim run s.yaml -q --engine flow --cc hpcc", dir_);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("--cc: the flow engine has no congestion control"), std::string::npos) << r.out;
+}
+
 TEST_F(XmSim, BadScenarioNamesFileLineAndFieldAndExitsTwo) {
   std::ofstream(dir_ / "bad.yaml") << "topology: {hpcc: topology.txt}\ntraffic:\n  - incast: {senders: many}\n";
   Outcome r = xm("sim run bad.yaml", dir_);
