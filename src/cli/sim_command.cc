@@ -22,19 +22,23 @@ std::string clock_text(double seconds) {
 }
 
 // One line, redrawn in place: [=====>    ]  45%  hpcc (2/3)  sim 4.50/10.00 ms  flows 1234/5000  12.3 Mev/s  ETA 0:42
-// Progress is simulated time over the traffic window, then flows finished while draining.
+// Progress is simulated time over the traffic window, then flows finished while draining;
+// flows finished alone when none has a start of its own (collectives: all by dependency).
 void draw(const sim::Progress& p, bool tty) {
-  const double arrive = p.traffic_end > sim::Time() ? std::min(1.0, p.now.seconds_f() / p.traffic_end.seconds_f()) : 1.0;
+  const bool window = p.traffic_end > sim::Time();
+  const double arrive = window ? std::min(1.0, p.now.seconds_f() / p.traffic_end.seconds_f()) : 1.0;
   const double drained = p.flows ? double(p.flows_done) / double(p.flows) : 1.0;
-  const double fraction = p.finished ? 1.0 : std::min(0.99, 0.9 * arrive + 0.1 * drained);
+  const double fraction = p.finished ? 1.0 : std::min(0.99, window ? 0.9 * arrive + 0.1 * drained : drained);
   const int width = 24, filled = int(fraction * width);
   std::string bar(size_t(filled), '=');
   if (filled < width) bar += '>' + std::string(size_t(width - filled - 1), ' ');
   const double eta = fraction > 0.01 ? p.wall_seconds * (1 - fraction) / fraction : 0;
   char line[256];
-  std::snprintf(line, sizeof line, "[%s] %3d%%  %s (%zu/%zu)  sim %.2f/%.2f ms  flows %zu/%zu  %.1f Mev/s  %s %s",
-                bar.c_str(), int(fraction * 100), p.cc.c_str(), p.run + 1, p.runs, p.now.seconds_f() * 1e3,
-                p.traffic_end.seconds_f() * 1e3, p.flows_done, p.flows,
+  char sim_time[64];
+  if (window) std::snprintf(sim_time, sizeof sim_time, "%.2f/%.2f ms", p.now.seconds_f() * 1e3, p.traffic_end.seconds_f() * 1e3);
+  else std::snprintf(sim_time, sizeof sim_time, "%.2f ms", p.now.seconds_f() * 1e3);
+  std::snprintf(line, sizeof line, "[%s] %3d%%  %s (%zu/%zu)  sim %s  flows %zu/%zu  %.1f Mev/s  %s %s",
+                bar.c_str(), int(fraction * 100), p.cc.c_str(), p.run + 1, p.runs, sim_time, p.flows_done, p.flows,
                 p.wall_seconds > 0 ? double(p.events) / p.wall_seconds / 1e6 : 0.0, p.finished ? "took" : "ETA",
                 clock_text(p.finished ? p.wall_seconds : eta).c_str());
   if (tty) std::fprintf(stderr, "\r%s\033[K%s", line, p.finished ? "\n" : "");
