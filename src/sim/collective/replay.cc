@@ -103,6 +103,7 @@ class Replay {
       std::sort(w.begin(), w.end());
       w.erase(std::unique(w.begin(), w.end()), w.end());
     }
+    out_of_ = {}, in_of_ = {};  // steps are done with: only the nodes remain
   }
 
   // The message before `m` on its connection (the same sender and receiver), or kNone:
@@ -206,6 +207,7 @@ Result<CollectiveReplay> replay_collective(const CollectiveOptions& c, const Sim
   Replay graph(schedules, element);
   if (Status s = graph.pair_up(); !s) return Error{s.message()};
   graph.link();
+  std::vector<Schedule>().swap(schedules);  // the graph has all it needs of them
   Result<std::vector<uint32_t>> order = graph.order();
   if (!order) return order.error();
 
