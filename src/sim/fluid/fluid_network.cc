@@ -169,9 +169,8 @@ void FluidNetwork::recompute() {
   }
   std::vector<double>& left = scratch_.left;
   std::vector<double>& weight = scratch_.weight;
-  std::vector<uint32_t>& stamp = scratch_.stamp;
   std::vector<Candidate>& next = scratch_.heap;  // a min-heap by share
-  left.assign(ports.size(), 0), weight.assign(ports.size(), 0), stamp.assign(ports.size(), 0);
+  left.assign(ports.size(), 0), weight.assign(ports.size(), 0);
   next.clear();
   auto push = [&](Candidate c) {
     next.push_back(c);
@@ -180,26 +179,33 @@ void FluidNetwork::recompute() {
   for (uint32_t i = 0; i < ports.size(); ++i) {
     left[i] = std::max(capacity_[ports[i]] - ack_load_[ports[i]], 0.1 * capacity_[ports[i]]);
     for (uint32_t e : port_entries_[ports[i]]) weight[i] += entries_[e].weight;
-    if (weight[i] > 0) push({left[i] / weight[i], i, 0});
+    if (weight[i] > 0) push({left[i] / weight[i], i});
   }
   std::vector<double>& rate = scratch_.rate;
   rate.assign(flows.size(), -1);
   size_t frozen = 0;
+  // Freezing flows at level L only raises the other ports' shares ((left - Lw)/(W - w) >=
+  // left/W when L <= left/W), so a port's entry is refreshed lazily: when it comes out
+  // below its current share it goes back in at that share.
   while (!next.empty() && frozen < flows.size()) {
     std::pop_heap(next.begin(), next.end(), std::greater<>());
-    const auto [share, i, s] = next.back();
+    const auto [queued, i] = next.back();
     next.pop_back();
-    if (s != stamp[i]) continue;
+    if (weight[i] <= 1e-9) continue;  // all its flows are rated
+    const double share = std::max(0.0, left[i] / weight[i]);
+    if (share > queued * (1 + 1e-12) + 1e-300) {
+      push({share, i});
+      continue;
+    }
     for (uint32_t e : port_entries_[ports[i]]) {
       const uint32_t k = flow_index_[entry_flow_[e]];
       if (rate[k] >= 0) continue;
-      rate[k] = std::max(0.0, share), ++frozen;
+      rate[k] = share, ++frozen;
       const FluidFlow& f = flows_[flows[k]];
       for (uint32_t x = f.entries; x < f.acks; ++x) {
         const uint32_t j = port_index_[entries_[x].port];
-        left[j] -= rate[k] * entries_[x].weight;
+        left[j] -= share * entries_[x].weight;
         weight[j] -= entries_[x].weight;
-        if (j != i && weight[j] > 1e-9) push({left[j] / weight[j], j, ++stamp[j]});
       }
     }
   }

@@ -131,9 +131,9 @@ class FluidNetwork {
 
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   // recompute()'s working space, kept between calls (most calls rate a few flows).
-  using Candidate = std::tuple<double, uint32_t, uint32_t>;  // share, port index, stamp
+  using Candidate = std::pair<double, uint32_t>;  // share when queued, port index
   struct Scratch {
-    std::vector<uint32_t> flows, stamp;
+    std::vector<uint32_t> flows;
     std::vector<double> left, weight, rate;
     std::vector<Candidate> heap;
   } scratch_;
