@@ -215,8 +215,13 @@ void FluidNetwork::recompute() {
     flow_index_[id] = kUnmarked;
     if (rate[k] <= 0 || rate[k] == f.rate) continue;
     set_rate(id, rate[k]);
-    ++f.version;
-    events_.push({now_.ps() + int64_t(std::ceil(f.remaining / f.rate)), id, f.version, Kind::kDrained});
+    // A drain event goes in only when it is earlier than the one already queued; a later
+    // one is pushed when that earlier one comes out (most rate changes push nothing).
+    f.drain_at = now_.ps() + int64_t(std::ceil(f.remaining / f.rate));
+    if (f.drain_at < f.queued_at) {
+      f.queued_at = f.drain_at;
+      events_.push({f.drain_at, id, Kind::kDrained});
+    }
   }
   counters_.flows_rated += flows.size();
   last_rated_ = flows.size();
@@ -238,7 +243,7 @@ void FluidNetwork::run(Time stop, const std::function<void(const FluidNetwork&)>
   after_.clear();
   after_.shrink_to_fit();
   for (uint32_t id = 0; id < flows_.size(); ++id)
-    if (flows_[id].pending == 0) events_.push({flows_[id].start.ps(), id, 0, Kind::kArrive});
+    if (flows_[id].pending == 0) events_.push({flows_[id].start.ps(), id, Kind::kArrive});
 
   uint64_t reported = 0;
   while (!events_.empty() && events_.top().t <= stop.ps()) {
@@ -253,7 +258,7 @@ void FluidNetwork::run(Time stop, const std::function<void(const FluidNetwork&)>
           ++counters_.events;
           if (f.bytes == 0) {  // a barrier passes at once
             f.start = now_, f.state = State::kDrained;
-            events_.push({ev.t, ev.flow, 0, Kind::kReceived});
+            events_.push({ev.t, ev.flow, Kind::kReceived});
             break;
           }
           if (follows_unsent(ev.flow)) {
@@ -264,7 +269,13 @@ void FluidNetwork::run(Time stop, const std::function<void(const FluidNetwork&)>
           ++changes_;
           break;
         case Kind::kDrained:
-          if (ev.version != f.version || f.state != State::kActive) break;
+          if (f.state != State::kActive || ev.t != f.queued_at) break;  // superseded by an earlier one
+          f.queued_at = INT64_MAX;
+          if (f.drain_at > ev.t) {  // its rate fell since: not yet
+            f.queued_at = f.drain_at;
+            events_.push({f.drain_at, ev.flow, Kind::kDrained});
+            break;
+          }
           ++counters_.events;
           f.remaining = 0;
           f.state = State::kDrained;
@@ -274,7 +285,7 @@ void FluidNetwork::run(Time stop, const std::function<void(const FluidNetwork&)>
             activate(f.follower);
             ++changes_;
           }
-          events_.push({ev.t + f.latency.ps(), ev.flow, 0, Kind::kReceived});
+          events_.push({ev.t + f.latency.ps(), ev.flow, Kind::kReceived});
           break;
         case Kind::kRecompute:  // the deferred computation is due (after this batch)
           wake_pending_ = false;
@@ -285,7 +296,7 @@ void FluidNetwork::run(Time stop, const std::function<void(const FluidNetwork&)>
           f.received_at = Time::ps(ev.t);
           ++counters_.flows_done;
           for (uint32_t k = dependents_begin_[ev.flow]; k < dependents_begin_[ev.flow + 1]; ++k)
-            if (--flows_[dependents_[k]].pending == 0) events_.push({ev.t, dependents_[k], 0, Kind::kArrive});
+            if (--flows_[dependents_[k]].pending == 0) events_.push({ev.t, dependents_[k], Kind::kArrive});
           break;
       }
     }
@@ -294,7 +305,7 @@ void FluidNetwork::run(Time stop, const std::function<void(const FluidNetwork&)>
     // next waits until kLargeGap after it, so that changes in between are rated
     // together; the flows keep their rates meanwhile, new ones wait.
     if (last_rated_ > kLargeComponent && last_rated_ > 16 * last_changes_ && now_ - last_recompute_ < kLargeGap) {
-      if (!wake_pending_) events_.push({(last_recompute_ + kLargeGap).ps(), 0, 0, Kind::kRecompute});
+      if (!wake_pending_) events_.push({(last_recompute_ + kLargeGap).ps(), 0, Kind::kRecompute});
       wake_pending_ = true;
       continue;
     }

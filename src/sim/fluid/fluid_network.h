@@ -66,7 +66,8 @@ class FluidNetwork {
     double remaining = 0;  // payload bytes still to send
     double rate = 0;       // payload bytes per ps
     int64_t last = 0;      // ps: when `remaining` was last brought up to date
-    uint32_t version = 0;  // of its pending drain event
+    int64_t drain_at = 0;              // ps: when it drains at its current rate
+    int64_t queued_at = INT64_MAX;     // ps: its earliest drain event in the queue
     uint32_t pending = 0;  // flows it still waits for
     uint32_t follower = UINT32_MAX;  // the next flow on its connection
     uint32_t entries = 0;  // its path: data ports [entries, acks), ACK ports [acks, entries_end)
@@ -85,7 +86,7 @@ class FluidNetwork {
   enum class Kind : uint8_t { kArrive, kDrained, kReceived, kRecompute };
   struct Event {
     int64_t t;
-    uint32_t flow, version;
+    uint32_t flow;
     Kind kind;
     bool operator>(const Event& o) const { return t > o.t; }
   };
