@@ -48,8 +48,10 @@ std::vector<Estimate> estimate(const CollectiveArgs& a, const RankLayout& layout
       // by slice; a rank sends twice the buffer's worth of halves (as an interior node of
       // one tree, its half up once and down twice; as a leaf of the other, up once), about
       // the ring's bytes in log-depth steps instead of 2(n-1).
+      // Offered across hosts only: inside one, every peer is one shared-memory hop away
+      // and the relay ring and two-shot, measured there, already pay few steps.
       const double depth = std::ceil(std::log2(double(n)));
-      out.push_back({Algorithm::kTree, steps_time(flat, 2 * depth, 2 * bytes)});
+      if (H > 1) out.push_back({Algorithm::kTree, steps_time(flat, 2 * depth, 2 * bytes)});
       if (H > 1 && L > 1 && m.shm.known() && m.rail.known()) {
         double local = steps_time(m.shm, 2.0 * (L - 1), 2.0 * (L - 1) / L * bytes);
         double across = steps_time(m.rail, 2.0 * (H - 1), 2.0 * (H - 1) / H * bytes / L);

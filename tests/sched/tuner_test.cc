@@ -148,6 +148,9 @@ TEST(Tuner, TreesWhenManyRanksMakeTheRingLatencyBound) {
   // 4 hosts: the ring's few steps and fewer bytes win.
   EXPECT_EQ(estimate(args(Collective::kAllReduce, 8, 16 << 20), RankLayout::grid(4, 2), testbed(50), false).front().algorithm,
             Algorithm::kHierarchical);
+  // One host: never a tree (every peer is one shared-memory hop away), at any size.
+  for (uint64_t bytes = 1024; bytes <= (64u << 20); bytes *= 4)
+    for (bool shared : {false, true}) EXPECT_NE(best_on_one_host(Collective::kAllReduce, 4, bytes, shared), Algorithm::kTree);
   // One rank per host: the flat tree.
   EXPECT_EQ(estimate(args(Collective::kAllReduce, 1024, 64 << 20), RankLayout::grid(1024, 1), m, false).front().algorithm,
             Algorithm::kTree);
