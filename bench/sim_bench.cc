@@ -28,9 +28,7 @@ void run_scenario_file(benchmark::State& state, const std::string& file, const s
   Result<Traffic> traffic = scenario_flows(*scenario, *topology);
   if (!traffic) return state.SkipWithError(traffic.error().message.c_str());
   const std::vector<FlowSpec>* flows = &traffic->flows;
-  Rate line;
-  for (const SimLink& l : topology->links)
-    if (topology->is_host(l.a)) line = max(line, l.rate);
+  const Rate line = line_rate(*topology);
   uint64_t events = 0;
   double sim_seconds = 0, wall_seconds = 0;
   size_t flows_done = 0;

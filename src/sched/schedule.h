@@ -134,6 +134,7 @@ enum class Algorithm : uint8_t {
   kTree,               // all-reduce: a double binary tree, log-depth
   kHierarchicalTree,   // all-reduce: inside hosts, then a double binary tree per rail across hosts
 };
+inline constexpr int kAlgorithms = int(Algorithm::kHierarchicalTree) + 1;  // keep with the last one
 const char* to_string(Algorithm a);
 
 // What a collective call asks for, as the algorithms see it. `count` is per rank as in

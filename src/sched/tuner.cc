@@ -109,7 +109,7 @@ Result<AlgorithmOverrides> parse_algorithm_overrides(const std::string& text) {
   std::stringstream in(text);
   std::string item;
   auto algorithm_named = [](const std::string& name) -> Result<Algorithm> {
-    for (int i = 1; i <= int(Algorithm::kHierarchicalTree); ++i)
+    for (int i = 1; i < kAlgorithms; ++i)  // not kDefault
       if (name == to_string(Algorithm(i))) return Algorithm(i);
     return Error{"XCCL_ALGO: unknown algorithm '" + name +
                  "' (ring, ring-relay, hierarchical, hierarchical-tree, tree, recursive-doubling, two-shot, direct, pairwise, pxn)"};

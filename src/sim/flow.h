@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "sim/units.h"
+#include "util/result.h"
 
 namespace xm::sim {
 
@@ -28,6 +29,10 @@ struct FlowSpec {
   uint32_t follows = UINT32_MAX;
   uint32_t group = 0;    // workload-defined (e.g. all-reduce step); reported with the flow
 };
+
+// What both engines refuse in a flow that would get id `id` among `hosts` hosts: a host
+// out of range, a flow of bytes to itself, waiting on (or following) a flow not earlier.
+Status check_flow(const FlowSpec& spec, uint32_t id, uint32_t hosts);
 
 // What a run made of a flow, in the terms both engines report (packet and flow level).
 struct FlowOutcome {

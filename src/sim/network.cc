@@ -103,16 +103,9 @@ std::vector<FlowOutcome> Network::outcomes() const {
 Result<uint32_t> Network::add_flow(const FlowSpec& spec) {
   const uint32_t id = uint32_t(flows_.size());
   if (ran_) return Error{"flows must be added before run()"};
-  if (spec.src >= topology_.hosts || spec.dst >= topology_.hosts)
-    return Error{"flow " + std::to_string(id) + ": host out of range (there are " + std::to_string(topology_.hosts) + ")"};
-  if (spec.src == spec.dst && spec.bytes > 0)
-    return Error{"flow " + std::to_string(id) + ": source and destination are the same host"};
+  if (Status s = check_flow(spec, id, topology_.hosts); !s) return Error{s.message()};
   if (spec.cls < 1 || spec.cls >= kClasses) return Error{"flow " + std::to_string(id) + ": class must be 1..3"};
   if (id >= (1u << 28)) return Error{"too many flows (limit 2^28)"};
-  for (uint32_t d : spec.after)
-    if (d >= id) return Error{"flow " + std::to_string(id) + ": depends on flow " + std::to_string(d) + ", which is not earlier"};
-  if (spec.follows != UINT32_MAX && spec.follows >= id)
-    return Error{"flow " + std::to_string(id) + ": follows flow " + std::to_string(spec.follows) + ", which is not earlier"};
   Flow f;
   f.follows = spec.follows;
   f.src = spec.src, f.dst = spec.dst, f.size = spec.bytes, f.start = spec.start, f.cls = spec.cls;
@@ -120,23 +113,16 @@ Result<uint32_t> Network::add_flow(const FlowSpec& spec) {
   f.sport = spec.sport ? spec.sport : next_sport_[spec.src]++;
   f.hash_fwd = flow_hash(f.src, f.dst, f.sport, f.dport);
   f.hash_rev = flow_hash(f.dst, f.src, f.dport, f.sport);
-  if (spec.bytes == 0) {  // a barrier: it arrives once what it waits for has
-    f.port = wiring_.first_port[f.src];
-    f.pending_deps = uint32_t(spec.after.size());
-    flows_.push_back(f);
-    dependents_.emplace_back();
-    for (uint32_t d : spec.after) dependents_[d].push_back(id);
-    return id;
+  f.port = wiring_.first_port[f.src];  // a barrier's (it arrives once what it waits for has)
+  if (spec.bytes > 0) {
+    if (wiring_.ports_of(f.src) > 1) {  // a dual-homed NIC, or one with a port into its server's intra fabric
+      const std::vector<PortId> ports = routing_.host_ports(f.src, f.dst);
+      f.port = ports[f.hash_fwd % ports.size()];
+    }
+    f.max_rate = f.rate = ports_[f.port].rate;
+    f.ideal = ideal_fct(f);
   }
-  if (wiring_.ports_of(f.src) == 1) {
-    f.port = wiring_.first_port[f.src];
-  } else {  // a dual-homed NIC, or one with a port into its server's intra fabric
-    const std::vector<PortId> ports = routing_.host_ports(f.src, f.dst);
-    f.port = ports[f.hash_fwd % ports.size()];
-  }
-  f.max_rate = f.rate = ports_[f.port].rate;
   f.pending_deps = uint32_t(spec.after.size());
-  f.ideal = ideal_fct(f);
   flows_.push_back(f);
   dependents_.emplace_back();
   for (uint32_t d : spec.after) dependents_[d].push_back(id);

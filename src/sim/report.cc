@@ -86,7 +86,7 @@ Report make_report(const FluidNetwork& net, const std::vector<uint64_t>& edges) 
   rep.slowdown = slowdown_rows(done, edges);
   rep.queues.push_back(QueueRow{"all switches", 0, 0, 0, 0, 0});  // fluids queue nowhere
   rep.sim_seconds = net.now().seconds_f();
-  rep.events = net.counters().events;
+  rep.events = net.events();
   return rep;
 }
 

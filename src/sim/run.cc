@@ -50,10 +50,7 @@ Result<std::vector<Report>> run_scenario(const Scenario& scenario, const RunSett
   // one reaches); the packet engine once per algorithm.
   const std::vector<std::string> names = fluid ? std::vector<std::string>{"flow"}
                                                : settings.cc.empty() ? scenario.cc : settings.cc;
-  Rate line;
-  for (const SimLink& l : topology->links)  // the NICs' fabric ports (not their intra-server ones)
-    if ((topology->is_host(l.a) || topology->is_host(l.b)) && topology->tier[std::max(l.a, l.b)] != Tier::kIntra)
-      line = max(line, l.rate);
+  const Rate line = line_rate(*topology);
   // Check every name before the first long run.
   if (!fluid)
     for (const std::string& name : names)
@@ -74,33 +71,37 @@ Result<std::vector<Report>> run_scenario(const Scenario& scenario, const RunSett
     Report rep;
     std::vector<FlowOutcome> outcomes;
     std::string fct;  // HPCC format, packet engine only
+    // What both engines share: adding the flows, and where the run has got to.
+    auto add_all = [&](auto& net) -> Status {
+      for (const FlowSpec& f : flows)
+        if (Result<uint32_t> id = net.add_flow(f); !id) return Error{scenario.source + ": " + id.error().message};
+      return Status::Ok();
+    };
+    auto note = [&](const auto& n) {
+      p.now = n.now(), p.flows_done = n.counters().flows_done, p.events = n.events(), p.wall_seconds = wall();
+    };
+    auto report = [&](const auto& n) {
+      if (!settings.progress) return;
+      note(n);
+      settings.progress(p);
+    };
     if (fluid) {
       FluidNetwork net(*topology, scenario.network, scenario.seed);
       net.reserve(flows.size());
-      for (const FlowSpec& f : flows)
-        if (Result<uint32_t> id = net.add_flow(f); !id) return Error{scenario.source + ": " + id.error().message};
-      net.run(scenario.stop, [&](const FluidNetwork& n) {
-        if (!settings.progress) return;
-        p.now = n.now(), p.flows_done = n.counters().flows_done, p.events = n.counters().events, p.wall_seconds = wall();
-        settings.progress(p);
-      });
+      if (Status s = add_all(net); !s) return Error{s.message()};
+      net.run(scenario.stop, report);
       rep = make_report(net, buckets);
       outcomes = net.outcomes();
-      p.now = net.now(), p.flows_done = net.counters().flows_done, p.events = net.counters().events;
+      note(net);
     } else {
       std::unique_ptr<CongestionControl> cc = std::move(make_cc(names[i], line)).value();
       Network net(*topology, scenario.network, *cc, scenario.seed);
-      for (const FlowSpec& f : flows)
-        if (Result<uint32_t> id = net.add_flow(f); !id) return Error{scenario.source + ": " + id.error().message};
-      net.run(scenario.stop, [&](const Network& n) {
-        if (!settings.progress) return;
-        p.now = n.now(), p.flows_done = n.counters().flows_done, p.events = n.events(), p.wall_seconds = wall();
-        settings.progress(p);
-      });
+      if (Status s = add_all(net); !s) return Error{s.message()};
+      net.run(scenario.stop, report);
       rep = make_report(net, buckets);
       outcomes = net.outcomes();
       if (!settings.out_dir.empty()) fct = format_hpcc_fct(net);
-      p.now = net.now(), p.flows_done = net.counters().flows_done, p.events = net.events();
+      note(net);
     }
     rep.collectives = collective_results(outcomes, traffic->collectives);
     rep.scenario = scenario.name;

@@ -1,5 +1,6 @@
 #include "sim/topology.h"
 
+#include <algorithm>
 #include <queue>
 
 namespace xm::sim {
@@ -62,6 +63,13 @@ Result<SimTopology> topology_from_fabric(const topo::Fabric& fabric, bool intra)
   }
   if (Status s = check_topology(t); !s) return Error{s.message()};
   return t;
+}
+
+Rate line_rate(const SimTopology& t) {
+  Rate line;
+  for (const SimLink& l : t.links)
+    if ((t.is_host(l.a) || t.is_host(l.b)) && t.tier[std::max(l.a, l.b)] != Tier::kIntra) line = max(line, l.rate);
+  return line;
 }
 
 Status check_topology(const SimTopology& t) {

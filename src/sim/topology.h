@@ -61,6 +61,10 @@ struct SimTopology {
 // switch. Error if it has no NIC or no switch.
 Result<SimTopology> topology_from_fabric(const topo::Fabric& fabric, bool intra = false);
 
+// The fastest NIC port into the fabric (intra-server links left out): the line rate that
+// congestion control scales by.
+Rate line_rate(const SimTopology& topology);
+
 // Checks the invariants the network relies on: every link joins two distinct nodes in
 // range with a positive rate; every host has a link and reaches every other host through
 // switches; no link joins two hosts. Returns the first violation.

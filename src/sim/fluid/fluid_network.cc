@@ -29,22 +29,15 @@ void FluidNetwork::reserve(size_t flows) {
 
 Result<uint32_t> FluidNetwork::add_flow(const FlowSpec& spec) {
   const uint32_t id = uint32_t(flows_.size());
-  if (spec.src >= topology_.hosts || spec.dst >= topology_.hosts)
-    return Error{"flow " + std::to_string(id) + ": host out of range (there are " + std::to_string(topology_.hosts) + ")"};
-  if (spec.src == spec.dst && spec.bytes > 0)
-    return Error{"flow " + std::to_string(id) + ": source and destination are the same host"};
-  for (uint32_t d : spec.after)
-    if (d >= id) return Error{"flow " + std::to_string(id) + ": depends on flow " + std::to_string(d) + ", which is not earlier"};
-  if (spec.follows != UINT32_MAX && spec.follows >= id)
-    return Error{"flow " + std::to_string(id) + ": follows flow " + std::to_string(spec.follows) + ", which is not earlier"};
+  if (Status s = check_flow(spec, id, topology_.hosts); !s) return Error{s.message()};
   if (spec.follows != UINT32_MAX) flows_[spec.follows].follower = id;
+  FluidFlow f;
+  f.bytes = spec.bytes, f.remaining = double(spec.bytes), f.start = spec.start, f.follows = spec.follows;
+  f.pending = uint32_t(spec.after.size());
+  f.entries = f.acks = f.entries_end = uint32_t(entries_.size());
+  after_.push_back(spec.after);
   if (spec.bytes == 0) {  // a barrier: no link, it arrives when what it waits for has
-    FluidFlow f;
-    f.start = spec.start, f.pending = uint32_t(spec.after.size());
-    f.entries = f.acks = f.entries_end = uint32_t(entries_.size());
     flows_.push_back(f);
-    after_.push_back(spec.after);
-    follows_.push_back(UINT32_MAX);
     return id;
   }
   const uint16_t sport = spec.sport ? spec.sport : next_sport_[spec.src]++;
@@ -68,10 +61,6 @@ Result<uint32_t> FluidNetwork::add_flow(const FlowSpec& spec) {
   const double data_weight = (double(spec.bytes) + double(packets) * overhead) / double(spec.bytes);
   const double ack_weight = double((packets + config_.ack_every - 1) / config_.ack_every) *
                             double(config_.ack_frame_bytes + config_.wire_gap_bytes) / double(spec.bytes);
-  FluidFlow f;
-  f.bytes = spec.bytes, f.remaining = double(spec.bytes), f.start = spec.start;
-  f.pending = uint32_t(spec.after.size());
-  f.entries = uint32_t(entries_.size());
   const uint32_t packet = uint32_t(std::min<uint64_t>(mtu, spec.bytes) + uint64_t(overhead));
   Time slowest;
   for (PortId p : data) {
@@ -92,13 +81,12 @@ Result<uint32_t> FluidNetwork::add_flow(const FlowSpec& spec) {
   }
   f.entries_end = uint32_t(entries_.size());
   flows_.push_back(f);
-  after_.push_back(spec.after);
-  follows_.push_back(spec.follows);
   return id;
 }
 
 bool FluidNetwork::follows_unsent(uint32_t id) const {
-  return follows_[id] != UINT32_MAX && flows_[follows_[id]].state < State::kDrained;
+  const uint32_t before = flows_[id].follows;
+  return before != UINT32_MAX && flows_[before].state < State::kDrained;
 }
 
 void FluidNetwork::mark(PortId p) {

@@ -57,6 +57,7 @@ class FluidNetwork {
   // Flow `id` alone on the network: its drain at the slowest hop, plus its latency.
   Time ideal(uint32_t id) const;
   const FluidCounters& counters() const { return counters_; }
+  uint64_t events() const { return counters_.events; }
   Time now() const { return now_; }
   size_t flow_count() const { return flows_.size(); }
 
@@ -69,6 +70,7 @@ class FluidNetwork {
     int64_t drain_at = 0;              // ps: when it drains at its current rate
     int64_t queued_at = INT64_MAX;     // ps: its earliest drain event in the queue
     uint32_t pending = 0;  // flows it still waits for
+    uint32_t follows = UINT32_MAX;   // the previous flow on its connection (FlowSpec::follows)
     uint32_t follower = UINT32_MAX;  // the next flow on its connection
     uint32_t entries = 0;  // its path: data ports [entries, acks), ACK ports [acks, entries_end)
     uint32_t acks = 0, entries_end = 0;
@@ -126,7 +128,6 @@ class FluidNetwork {
   std::vector<Entry> entries_;
   std::vector<uint32_t> entry_flow_;
   std::vector<std::vector<uint32_t>> after_;       // per flow, until run() turns them around
-  std::vector<uint32_t> follows_;                  // per flow: FlowSpec::follows
   std::vector<uint32_t> dependents_begin_, dependents_;
   std::vector<std::vector<uint32_t>> port_entries_;  // per port: data entries of active flows
 
