@@ -110,11 +110,11 @@ Result<uint32_t> Network::add_flow(const FlowSpec& spec) {
   f.follows = spec.follows;
   f.src = spec.src, f.dst = spec.dst, f.size = spec.bytes, f.start = spec.start, f.cls = spec.cls;
   f.dport = spec.dport, f.group = spec.group;
-  f.sport = spec.sport ? spec.sport : next_sport_[spec.src]++;
-  f.hash_fwd = flow_hash(f.src, f.dst, f.sport, f.dport);
-  f.hash_rev = flow_hash(f.dst, f.src, f.dport, f.sport);
   f.port = wiring_.first_port[f.src];  // a barrier's (it arrives once what it waits for has)
-  if (spec.bytes > 0) {
+  if (spec.bytes > 0) {  // a barrier takes no source port, as in the flow engine
+    f.sport = spec.sport ? spec.sport : next_sport_[spec.src]++;
+    f.hash_fwd = flow_hash(f.src, f.dst, f.sport, f.dport);
+    f.hash_rev = flow_hash(f.dst, f.src, f.dport, f.sport);
     if (wiring_.ports_of(f.src) > 1) {  // a dual-homed NIC, or one with a port into its server's intra fabric
       const std::vector<PortId> ports = routing_.host_ports(f.src, f.dst);
       f.port = ports[f.hash_fwd % ports.size()];

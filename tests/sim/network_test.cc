@@ -57,6 +57,19 @@ TEST(Network, LoneFlowTakesItsIdealTime) {
   }
 }
 
+// A barrier (a 0-byte flow) sends nothing, so it takes no source port: the flows after
+// it hash onto the same paths as without it, in this engine as in the flow engine.
+TEST(Network, ABarrierTakesNoSourcePort) {
+  auto control = cc("none");
+  Network alone(star(3), NetConfig{}, *control, 1), with(star(3), NetConfig{}, *control, 1);
+  ASSERT_TRUE(alone.add_flow(flow(0, 1, 1000)).ok());
+  FlowSpec barrier = flow(0, 0, 0);
+  ASSERT_TRUE(with.add_flow(barrier).ok());
+  ASSERT_TRUE(with.add_flow(flow(0, 1, 1000)).ok());
+  EXPECT_EQ(with.flows()[1].sport, alone.flows()[0].sport);
+  EXPECT_EQ(with.flows()[1].hash_fwd, alone.flows()[0].hash_fwd);
+}
+
 // A 16-to-1 incast with no congestion control: PFC must hold every packet.
 struct IncastOutcome {
   Counters counters;
