@@ -4,6 +4,7 @@
 #include "cli/ops_command.h"
 #include "cli/sim_command.h"
 #include "cli/testbed_command.h"
+#include "cli/train_command.h"
 #include "cli/topo_command.h"
 
 int main(int argc, char** argv) {
@@ -12,6 +13,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   xm::cli::add_topo_commands(app, exit_code);
   xm::cli::add_sim_commands(app, exit_code);
+  xm::cli::add_train_command(app, exit_code);
   xm::cli::add_testbed_commands(app, exit_code);
   xm::cli::add_ops_commands(app, exit_code);
   try {

@@ -10,6 +10,7 @@
 #include "ops/inventory.h"
 #include "ops/render.h"
 #include "topo/spec_io.h"
+#include "util/file.h"
 
 namespace xm::ops {
 namespace {
@@ -47,24 +48,6 @@ Result<PlanOptions> parse_options(const std::string& text, const std::string& so
     *it->second = value.get<uint32_t>();
   }
   return o;
-}
-
-Result<std::string> read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{path.string() + ": cannot read"};
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-Status write_file(const fs::path& path, const std::string& text) {
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) return Error{path.string() + ": cannot write"};
-  return Status::Ok();
 }
 
 // "path:line: expected `…`, found `…`" for the first line where the texts part.

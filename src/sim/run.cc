@@ -10,16 +10,10 @@
 #include "sim/network.h"
 #include "sim/plot.h"
 #include "sim/workload/hpcc_io.h"
+#include "util/file.h"
 
 namespace xm::sim {
 namespace {
-
-Status write_file(const std::filesystem::path& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  if (!out) return Error{path.string() + ": cannot write"};
-  return Status::Ok();
-}
 
 // Writes what a run made of the scenario's collectives under `dir`.
 Status write_collectives(const std::filesystem::path& dir, const Report& rep, const std::vector<FlowOutcome>& outcomes,

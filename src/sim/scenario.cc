@@ -12,106 +12,11 @@
 #include "sim/random.h"
 #include "sim/workload/cdf.h"
 #include "sim/workload/hpcc_io.h"
+#include "sim/yaml_reader.h"
 #include "topo/spec_io.h"
 
 namespace xm::sim {
 namespace {
-
-struct ScenarioError {
-  std::string text;
-};
-
-class Reader {
- public:
-  explicit Reader(std::string source) : source_(std::move(source)) {}
-
-  [[noreturn]] void fail(const YAML::Node& at, const std::string& field, const std::string& message) const {
-    const YAML::Mark m = at.Mark();
-    std::string where = source_;
-    if (!m.is_null()) where += ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
-    throw ScenarioError{where + ": " + (field.empty() ? "" : field + ": ") + message};
-  }
-
-  // Refuses keys outside `known` (and any key twice).
-  void keys(const YAML::Node& map, const std::string& path, std::initializer_list<const char*> known) const {
-    if (!map.IsMap()) fail(map, path, "expected a mapping");
-    std::set<std::string> allowed(known.begin(), known.end()), seen;
-    for (const auto& kv : map) {
-      const std::string key = kv.first.as<std::string>();
-      if (!allowed.count(key)) {
-        std::string list;
-        for (const char* k : known) list += (list.empty() ? "" : ", ") + std::string(k);
-        fail(kv.first, join(path, key), "unknown field; expected one of: " + list);
-      }
-      if (!seen.insert(key).second) fail(kv.first, join(path, key), "given twice");
-    }
-  }
-
-  static std::string join(const std::string& path, const std::string& key) { return path.empty() ? key : path + "." + key; }
-
-  double number(const YAML::Node& n, const std::string& field, double lo, double hi) const {
-    double v = 0;
-    try {
-      v = n.as<double>();
-    } catch (const YAML::Exception&) {
-      fail(n, field, "expected a number, got \"" + (n.IsScalar() ? n.Scalar() : std::string("a list or mapping")) + "\"");
-    }
-    if (!(v >= lo && v <= hi)) fail(n, field, "must be in [" + trim(lo) + ", " + trim(hi) + "], got " + n.Scalar());
-    return v;
-  }
-  uint64_t whole(const YAML::Node& n, const std::string& field, uint64_t lo, uint64_t hi) const {
-    uint64_t v = 0;
-    try {
-      v = n.as<uint64_t>();
-    } catch (const YAML::Exception&) {
-      fail(n, field, "expected a whole number, got \"" + (n.IsScalar() ? n.Scalar() : std::string("a list or mapping")) + "\"");
-    }
-    if (v < lo || v > hi) fail(n, field, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + n.Scalar());
-    return v;
-  }
-  bool boolean(const YAML::Node& n, const std::string& field) const {
-    try {
-      return n.as<bool>();
-    } catch (const YAML::Exception&) {
-      fail(n, field, "expected true or false");
-    }
-  }
-  // Bytes as a whole number or with nccl-tests' suffixes: "64K", "16M", "1G" (powers of 2).
-  uint64_t size(const YAML::Node& n, const std::string& field, uint64_t lo, uint64_t hi) const {
-    const std::string t = n.IsScalar() ? n.Scalar() : "";
-    const char unit = t.empty() ? 0 : t.back();
-    const int shift = unit == 'K' ? 10 : unit == 'M' ? 20 : unit == 'G' ? 30 : 0;
-    if (shift == 0) return whole(n, field, lo, hi);
-    uint64_t v = 0;
-    size_t used = 0;
-    try {
-      v = std::stoull(t.substr(0, t.size() - 1), &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used + 1 != t.size()) fail(n, field, "expected bytes, e.g. 1048576 or 1M, got \"" + t + "\"");
-    if (v > (hi >> shift) || (v << shift) < lo)
-      fail(n, field, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "] bytes, got " + t);
-    return v << shift;
-  }
-  std::string text(const YAML::Node& n, const std::string& field) const {
-    if (!n.IsScalar()) fail(n, field, "expected text");
-    return n.Scalar();
-  }
-
- private:
-  static std::string trim(double v) {
-    std::ostringstream o;
-    o << v;
-    return o.str();
-  }
-  std::string source_;
-};
-
-std::string resolve(const std::string& dir, const std::string& path) {
-  if (path.empty() || std::filesystem::path(path).is_absolute()) return path;
-  return (std::filesystem::path(dir) / path).lexically_normal().string();
-}
 
 void read_network(const Reader& r, const YAML::Node& n, NetConfig& c) {
   r.keys(n, "network",
@@ -188,10 +93,11 @@ CollectiveOptions read_collective(const Reader& r, const YAML::Node& n, const st
     c.chunk_bytes = r.size(n["chunk_bytes"], f("chunk_bytes"), 4096, uint64_t(1) << 30);
   if (const YAML::Node ranks = n["ranks"]) {
     const std::string at_ranks = f("ranks");
-    r.keys(ranks, at_ranks, {"servers", "first_server", "per_server", "first_local"});
+    r.keys(ranks, at_ranks, {"servers", "first_server", "server_stride", "per_server", "first_local"});
     auto g = [&](const char* k) { return at_ranks + "." + k; };
     if (ranks["servers"]) c.servers = uint32_t(r.whole(ranks["servers"], g("servers"), 1, 1 << 24));
     if (ranks["first_server"]) c.first_server = uint32_t(r.whole(ranks["first_server"], g("first_server"), 0, 1 << 24));
+    if (ranks["server_stride"]) c.server_stride = uint32_t(r.whole(ranks["server_stride"], g("server_stride"), 1, 1 << 24));
     if (ranks["per_server"]) c.per_server = uint32_t(r.whole(ranks["per_server"], g("per_server"), 1, 1 << 16));
     if (ranks["first_local"]) c.first_local = uint32_t(r.whole(ranks["first_local"], g("first_local"), 0, 1 << 16));
   }
@@ -240,7 +146,7 @@ TrafficSpec read_traffic(const Reader& r, const YAML::Node& item, const std::str
     r.keys(n, at, {"cdf", "load", "duration_ms", "start_ms", "same_rail"});
     if (!n["cdf"]) r.fail(n, f("cdf"), "required: a flow-size distribution file");
     if (!n["load"]) r.fail(n, f("load"), "required: the offered load, a fraction of host line rate");
-    t.path = resolve(dir, r.text(n["cdf"], f("cdf")));
+    t.path = resolve_path(dir, r.text(n["cdf"], f("cdf")));
     t.poisson.load = r.number(n["load"], f("load"), 1e-6, 1);
     if (n["duration_ms"]) t.poisson.duration = Time::ms(r.number(n["duration_ms"], f("duration_ms"), 1e-6, 1e6));
     if (n["start_ms"]) t.poisson.start = Time::ms(r.number(n["start_ms"], f("start_ms"), 0, 1e6));
@@ -269,7 +175,7 @@ TrafficSpec read_traffic(const Reader& r, const YAML::Node& item, const std::str
     t.collective = read_collective(r, n, at, collectives);
   } else if (kind == "hpcc_flows") {
     t.kind = TrafficSpec::Kind::kHpccFlows;
-    t.path = resolve(dir, r.text(n, at));
+    t.path = resolve_path(dir, r.text(n, at));
   } else {
     r.fail(item.begin()->first, path + "." + kind,
            "unknown traffic; expected poisson, incast, permutation, allreduce, collective or hpcc_flows");
@@ -280,18 +186,11 @@ TrafficSpec read_traffic(const Reader& r, const YAML::Node& item, const std::str
 }  // namespace
 
 Result<Scenario> parse_scenario(std::string_view text, const std::string& source) {
-  Reader r(source);
   Scenario s;
   s.source = source;
   s.buckets = {};
   const std::string dir = std::filesystem::path(source).parent_path().string();
-  try {
-    YAML::Node root;
-    try {
-      root = YAML::Load(std::string(text));
-    } catch (const YAML::ParserException& e) {
-      return Error{source + ":" + std::to_string(e.mark.line + 1) + ":" + std::to_string(e.mark.column + 1) + ": " + e.msg};
-    }
+  Status read = read_yaml(text, source, [&](const Reader& r, const YAML::Node& root) {
     if (!root.IsMap()) r.fail(root, "", "a scenario is a mapping (name, topology, traffic, ...)");
     r.keys(root, "", {"name", "seed", "topology", "network", "cc", "traffic", "stop_ms", "buckets"});
     s.name = root["name"] ? r.text(root["name"], "name") : std::filesystem::path(source).stem().string();
@@ -300,8 +199,8 @@ Result<Scenario> parse_scenario(std::string_view text, const std::string& source
     const YAML::Node topo = root["topology"];
     r.keys(topo, "topology", {"spec", "hpcc"});
     if (bool(topo["spec"]) == bool(topo["hpcc"])) r.fail(topo, "topology", "give exactly one of spec and hpcc");
-    if (topo["spec"]) s.spec_path = resolve(dir, r.text(topo["spec"], "topology.spec"));
-    if (topo["hpcc"]) s.hpcc_topology = resolve(dir, r.text(topo["hpcc"], "topology.hpcc"));
+    if (topo["spec"]) s.spec_path = resolve_path(dir, r.text(topo["spec"], "topology.spec"));
+    if (topo["hpcc"]) s.hpcc_topology = resolve_path(dir, r.text(topo["hpcc"], "topology.hpcc"));
     if (root["network"]) read_network(r, root["network"], s.network);
     if (root["cc"]) {
       s.cc.clear();
@@ -328,11 +227,8 @@ Result<Scenario> parse_scenario(std::string_view text, const std::string& source
         if (i > 0 && s.buckets[i] <= s.buckets[i - 1]) r.fail(b[i], "buckets[" + std::to_string(i) + "]", "sizes must ascend");
       }
     }
-  } catch (const ScenarioError& e) {
-    return Error{e.text};
-  } catch (const YAML::Exception& e) {
-    return Error{source + ": " + e.what()};
-  }
+  });
+  if (!read) return Error{read.message()};
   return s;
 }
 

@@ -117,4 +117,23 @@ TEST_F(XmSim, HpccFlowsExportWritesTheScenarioFlows) {
   EXPECT_EQ(xm("sim hpcc-flows missing.yaml", dir_).exit_code, 2);
 }
 
+// `xm train` on the shipped 1,024-GPU example: the summary, the files, and a clear exit 2
+// for a job that does not fit its cluster.
+TEST_F(XmSim, TrainRunsTheExampleJobAndRefusesAnInconsistentOne) {
+  Outcome r = xm("train '" XM_EXAMPLES_DIR "/train/gpt3-175b-1024.yaml' -q -o res", dir_);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("gpt3-175b-1024: 1024 GPUs (tp 8, pp 8, dp 16, interleaved × 3), 96 micro-batches"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("model TFLOP/s per GPU"), std::string::npos) << r.out;
+  for (const char* f : {"iteration.json", "breakdown.csv", "timeline.svg"}) EXPECT_TRUE(fs::exists(dir_ / "res" / f)) << f;
+
+  fs::copy_file(XM_EXAMPLES_DIR "/train/rail-1024-a100.yaml", dir_ / "c.yaml");
+  std::ofstream(dir_ / "j.yaml") << "cluster: c.yaml\nmodel: {layers: 96, hidden: 12288, heads: 96}\n"
+                                    "parallel: {tp: 8, pp: 6, global_batch: 1536}\ngpu: {type: a100}\n";
+  r = xm("train j.yaml -q", dir_);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("xm train: j.yaml: parallel: tp 8 × pp 6 does not divide the cluster's 1024 accelerators"),
+            std::string::npos) << r.out;
+}
+
 }  // namespace

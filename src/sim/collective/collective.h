@@ -38,7 +38,9 @@ struct CollectiveOptions {
   // The ranks: accelerators [first_local, first_local + per_server) of servers
   // [first_server, first_server + servers), numbered server by server (as launchers do).
   // 0: every server from first_server; every accelerator from first_local.
-  uint32_t first_server = 0, servers = 0, first_local = 0, per_server = 0;
+  // server_stride: servers first_server, first_server + stride, ... (a pipeline's stages,
+  // a data-parallel group across pipelines).
+  uint32_t first_server = 0, servers = 0, first_local = 0, per_server = 0, server_stride = 1;
   // Which NICs carry a rank's bytes to other servers: its own (empty), or striped over
   // these rails of its server (`all`: every rail).
   std::vector<uint32_t> rails;

@@ -15,11 +15,13 @@ Result<Placement> place(const CollectiveOptions& c, const SimTopology& t) {
   if (c.first_local >= accelerators)
     return Error{"ranks.first_local: " + std::to_string(c.first_local) + ", but a server has " +
                  std::to_string(accelerators) + " accelerators"};
-  const uint32_t S = c.servers ? c.servers : servers - c.first_server;
+  const uint32_t stride = std::max<uint32_t>(c.server_stride, 1);
+  const uint32_t S = c.servers ? c.servers : (servers - c.first_server + stride - 1) / stride;
   const uint32_t L = c.per_server ? c.per_server : accelerators - c.first_local;
-  if (c.first_server + S > servers)
+  if (c.first_server + uint64_t(S - 1) * stride >= servers)
     return Error{"ranks.servers: " + std::to_string(S) + " from server " + std::to_string(c.first_server) +
-                 " is more than the spec's " + std::to_string(servers)};
+                 (stride > 1 ? " every " + std::to_string(stride) : std::string()) + " is more than the spec's " +
+                 std::to_string(servers)};
   if (c.first_local + L > accelerators)
     return Error{"ranks.per_server: " + std::to_string(L) + " from accelerator " + std::to_string(c.first_local) +
                  " is more than a server's " + std::to_string(accelerators)};
@@ -37,8 +39,8 @@ Result<Placement> place(const CollectiveOptions& c, const SimTopology& t) {
 
   Placement p;
   std::vector<uint32_t> host_of;
-  for (uint32_t s = c.first_server; s < c.first_server + S; ++s)
-    for (uint32_t l = c.first_local; l < c.first_local + L; ++l) {
+  for (uint32_t k = 0; k < S; ++k)
+    for (uint32_t s = c.first_server + k * stride, l = c.first_local; l < c.first_local + L; ++l) {
       host_of.push_back(s);
       p.home.push_back(t.accelerator_nic[s][l]);
       std::vector<uint32_t> nics;
