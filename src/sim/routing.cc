@@ -30,6 +30,8 @@ Wiring wire(const SimTopology& t) {
 
 Routing::Routing(const SimTopology& t, const Wiring& w) : wiring_(&w), hosts_(t.hosts) {
   const uint32_t n = t.node_count(), switches = n - t.hosts;
+  intra_.assign(n, 0);
+  for (NodeIndex i = t.hosts; i < n; ++i) intra_[i] = t.tier[i] == Tier::kIntra;
   group_.assign(size_t(switches) * hosts_, 0);
   std::map<std::vector<uint16_t>, uint16_t> sets;
   std::vector<std::vector<uint16_t>> by_id;
@@ -92,6 +94,8 @@ std::vector<PortId> Routing::host_ports(uint32_t src, uint32_t dst) const {
     if (hops < fewest) fewest = hops, best.clear();
     if (hops == fewest && hops != UINT32_MAX) best.push_back(p);
   }
+  for (PortId p : best)
+    if (intra_[w.peer_node[p]]) return {p};
   return best;
 }
 

@@ -41,7 +41,8 @@ class Routing {
   }
   // Ports of host `src` (global ids) on shortest paths to host `dst`: all of a host's
   // ports for a NIC whose ports all reach the fabric alike, only the intra-server one
-  // for a peer in the same server.
+  // for a peer in the same server (also where its ToR is as near: a Clos ToR that holds
+  // all of a server's NICs), as accelerators of one server talk over NVLink.
   std::vector<PortId> host_ports(uint32_t src, uint32_t dst) const;
   // Links on one shortest path from host `src` to host `dst` (first equal-cost choice at
   // every hop), in order. For ideal completion times and base RTTs.
@@ -59,6 +60,7 @@ class Routing {
   std::vector<uint16_t> group_;         // per (switch, destination host): its set
   std::vector<uint32_t> group_begin_;   // per set + 1: offsets into hops_
   std::vector<uint16_t> hops_;
+  std::vector<char> intra_;  // per node: an intra-server switch
 };
 
 }  // namespace xm::sim

@@ -33,6 +33,21 @@ SimTopology rails4x2(uint32_t uplinks = 4) {
   return *t;
 }
 
+// The same servers on a conventional Clos: a server's NICs share one ToR, two hops
+// apart through it as through the intra switch.
+SimTopology clos4x2() {
+  const std::string spec = "name: c\nservers: 4\nserver: {accelerators: 2, nics: 2, nic_gbps: 100}\n"
+                           "fabric:\n  kind: clos\n  tor: {ports: 8, servers: 2, uplinks: 4}\n"
+                           "  agg: {ports: 4, tors: 2, count: 4, link: {gbps: 100, latency_ns: 1000}}\n";
+  Result<topo::ClusterSpec> s = topo::parse_spec(spec, "c.yaml");
+  EXPECT_TRUE(s) << s.error().message;
+  Result<topo::Fabric> f = topo::build_fabric(*s);
+  EXPECT_TRUE(f) << f.error().message;
+  Result<SimTopology> t = topology_from_fabric(*f, true);
+  EXPECT_TRUE(t) << t.error().message;
+  return *t;
+}
+
 CollectiveOptions options(Collective op, Algorithm algorithm, uint64_t bytes = 4 << 20) {
   CollectiveOptions c;
   c.name = "c";
@@ -68,6 +83,22 @@ TEST(CollectiveTopology, IntraSwitchesJoinEachServersNicsAndCarryItsOwnTraffic) 
   EXPECT_EQ(t.tier[std::max(t.links[inside[0]].a, t.links[inside[0]].b)], Tier::kIntra);
   // To another server: through the fabric, never the intra switch.
   for (uint32_t l : routing.path_links(a, far)) EXPECT_NE(t.tier[std::max(t.links[l].a, t.links[l].b)], Tier::kIntra);
+}
+
+// Where the ToR is as near as the intra switch (Clos), a server's own traffic still takes
+// the intra switch, as NVLink does (it had taken the ToR half the time).
+TEST(CollectiveTopology, OnAClosAServersOwnTrafficStillTakesItsIntraSwitch) {
+  SimTopology t = clos4x2();
+  Wiring w = wire(t);
+  Routing routing(t, w);
+  for (uint32_t s = 0; s < 4; ++s) {
+    const uint32_t a = t.accelerator_nic[s][0], b = t.accelerator_nic[s][1];
+    for (auto [from, to] : {std::pair{a, b}, {b, a}}) {
+      const std::vector<PortId> ports = routing.host_ports(from, to);
+      ASSERT_EQ(ports.size(), 1u);
+      EXPECT_EQ(t.tier[w.peer_node[ports[0]]], Tier::kIntra) << "server " << s;
+    }
+  }
 }
 
 TEST(CollectiveReplay, RingAllReduceSendsTwoNMinusOneSegmentsPerRankInDependencyOrder) {
@@ -130,6 +161,21 @@ TEST(CollectiveReplay, OneRankPerServerStripesOverTheRailsAsked) {
   }
   EXPECT_EQ(on_rail[0], on_rail[1]);
   EXPECT_EQ(on_rail[0] + on_rail[1], 4 * 2 * 3 * (uint64_t(4) << 20) / 4);
+}
+
+// server_stride takes every k-th server: a pipeline's stages, a data-parallel group
+// across pipelines. The ranks sit there and nowhere else.
+TEST(CollectivePlacement, AServerStrideTakesEveryKthServer) {
+  SimTopology t = rails4x2();
+  CollectiveOptions c = options(Collective::kAllReduce, Algorithm::kRing);
+  c.first_server = 1, c.server_stride = 2, c.per_server = 1, c.first_local = 1;
+  Result<Placement> p = place(c, t);
+  ASSERT_TRUE(p) << p.error().message;
+  ASSERT_EQ(p->home.size(), 2u);  // servers 1 and 3
+  EXPECT_EQ(p->home[0], t.accelerator_nic[1][1]);
+  EXPECT_EQ(p->home[1], t.accelerator_nic[3][1]);
+  c.servers = 3;  // 1, 3, 5: the spec has 4
+  EXPECT_EQ(place(c, t).error().message, "ranks.servers: 3 from server 1 every 2 is more than the spec's 4");
 }
 
 TEST(CollectiveReplay, RingOnOwnRailsRunsNearTheNicsSpeed) {
