@@ -52,8 +52,7 @@ void add_train_command(CLI::App& app, int& exit_code) {
       std::cout << "fitted efficiency " << *e << " (an iteration of " << o->fit_seconds << " s)\n";
     }
     std::cout << sim::train::iteration_text(*job, *it);
-    const std::filesystem::path dir = o->out.empty() ? "out/" + job->name : o->out;
-    std::filesystem::create_directories(dir);
+    const std::filesystem::path dir = o->out.empty() ? "out/" + job->name : o->out;  // write_file makes it
     for (auto [file, text] : {std::pair{"iteration.json", sim::train::iteration_json(*job, *it)},
                               {"breakdown.csv", sim::train::breakdown_csv(*it)},
                               {"timeline.svg", sim::train::timeline_svg(*job, *it)}})

@@ -32,7 +32,12 @@ Status write_collectives(const std::filesystem::path& dir, const Report& rep, co
 Result<std::vector<Report>> run_scenario(const Scenario& scenario, const RunSettings& settings) {
   Result<SimTopology> topology = scenario_topology(scenario);
   if (!topology) return Error{topology.error().message};
-  Result<Traffic> traffic = scenario_flows(scenario, *topology);
+  return run_scenario(scenario, *topology, settings);
+}
+
+Result<std::vector<Report>> run_scenario(const Scenario& scenario, const SimTopology& topology,
+                                         const RunSettings& settings) {
+  Result<Traffic> traffic = scenario_flows(scenario, topology);
   if (!traffic) return Error{traffic.error().message};
   const std::vector<FlowSpec>& flows = traffic->flows;
   if (flows.empty()) return Error{scenario.source + ": the traffic makes no flow"};
@@ -44,7 +49,7 @@ Result<std::vector<Report>> run_scenario(const Scenario& scenario, const RunSett
   // one reaches); the packet engine once per algorithm.
   const std::vector<std::string> names = fluid ? std::vector<std::string>{"flow"}
                                                : settings.cc.empty() ? scenario.cc : settings.cc;
-  const Rate line = line_rate(*topology);
+  const Rate line = line_rate(topology);
   // Check every name before the first long run.
   if (!fluid)
     for (const std::string& name : names)
@@ -80,7 +85,7 @@ Result<std::vector<Report>> run_scenario(const Scenario& scenario, const RunSett
       settings.progress(p);
     };
     if (fluid) {
-      FluidNetwork net(*topology, scenario.network, scenario.seed);
+      FluidNetwork net(topology, scenario.network, scenario.seed);
       net.reserve(flows.size());
       if (Status s = add_all(net); !s) return Error{s.message()};
       net.run(scenario.stop, report);
@@ -89,7 +94,7 @@ Result<std::vector<Report>> run_scenario(const Scenario& scenario, const RunSett
       note(net);
     } else {
       std::unique_ptr<CongestionControl> cc = std::move(make_cc(names[i], line)).value();
-      Network net(*topology, scenario.network, *cc, scenario.seed);
+      Network net(topology, scenario.network, *cc, scenario.seed);
       if (Status s = add_all(net); !s) return Error{s.message()};
       net.run(scenario.stop, report);
       rep = make_report(net, buckets);

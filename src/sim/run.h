@@ -37,5 +37,9 @@ struct RunSettings {
 // Runs every algorithm in turn. Writes, under out_dir: <cc>/fct.txt (HPCC format),
 // summary.csv, slowdown.csv, results.json and slowdown.svg.
 Result<std::vector<Report>> run_scenario(const Scenario& scenario, const RunSettings& settings);
+// The same on the scenario's topology, already built (scenario_topology): for callers that
+// run many scenarios on one fabric.
+Result<std::vector<Report>> run_scenario(const Scenario& scenario, const SimTopology& topology,
+                                         const RunSettings& settings);
 
 }  // namespace xm::sim

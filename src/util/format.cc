@@ -14,6 +14,12 @@ std::string with_commas(uint64_t value) {
   return out;
 }
 
+std::string formatted(const char* format, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, value);
+  return buf;
+}
+
 std::string trimmed(double value, int digits) {
   char buf[64];
   int whole = value == 0 ? 1 : std::max(1, int(std::floor(std::log10(std::fabs(value)))) + 1);

@@ -15,6 +15,9 @@ std::string trimmed(double value, int digits = 4);
 // Gbit/s in the largest unit that keeps the number at or above 1: 3200 -> "3.2 Tbit/s".
 std::string bandwidth(double gbps);
 
+// One number through a printf format: formatted("%.3f", 1.5) -> "1.500".
+std::string formatted(const char* format, double value);
+
 // A down:up ratio: 1 -> "1:1", 1.0667 -> "1.07:1".
 std::string ratio(double value);
 

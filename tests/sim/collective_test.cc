@@ -20,10 +20,8 @@ using sched::Collective;
 
 // 4 servers of 2 accelerators and 2 NICs of 100 Gbit/s, rail-optimized; each ToR has
 // `uplinks` of 100 Gbit/s to the 2 aggregation switches (2: 2:1 oversubscribed).
-SimTopology rails4x2(uint32_t uplinks = 4) {
-  const std::string spec = "name: r\nservers: 4\nserver: {accelerators: 2, nics: 2, nic_gbps: 100}\n"
-                           "fabric:\n  kind: rail-optimized\n  tor: {ports: 8, servers: 4, uplinks: " +
-                           std::to_string(uplinks) + "}\n  agg: {ports: 4, tors: 2, count: 2, link: {gbps: 100, latency_ns: 1000}}\n";
+// A spec's fabric with its servers' intra switches, as collective scenarios build it.
+SimTopology with_intra(const std::string& spec) {
   Result<topo::ClusterSpec> s = topo::parse_spec(spec, "r.yaml");
   EXPECT_TRUE(s) << s.error().message;
   Result<topo::Fabric> f = topo::build_fabric(*s);
@@ -33,19 +31,18 @@ SimTopology rails4x2(uint32_t uplinks = 4) {
   return *t;
 }
 
+SimTopology rails4x2(uint32_t uplinks = 4) {
+  return with_intra("name: r\nservers: 4\nserver: {accelerators: 2, nics: 2, nic_gbps: 100}\n"
+                    "fabric:\n  kind: rail-optimized\n  tor: {ports: 8, servers: 4, uplinks: " +
+                    std::to_string(uplinks) + "}\n  agg: {ports: 4, tors: 2, count: 2, link: {gbps: 100, latency_ns: 1000}}\n");
+}
+
 // The same servers on a conventional Clos: a server's NICs share one ToR, two hops
 // apart through it as through the intra switch.
 SimTopology clos4x2() {
-  const std::string spec = "name: c\nservers: 4\nserver: {accelerators: 2, nics: 2, nic_gbps: 100}\n"
-                           "fabric:\n  kind: clos\n  tor: {ports: 8, servers: 2, uplinks: 4}\n"
-                           "  agg: {ports: 4, tors: 2, count: 4, link: {gbps: 100, latency_ns: 1000}}\n";
-  Result<topo::ClusterSpec> s = topo::parse_spec(spec, "c.yaml");
-  EXPECT_TRUE(s) << s.error().message;
-  Result<topo::Fabric> f = topo::build_fabric(*s);
-  EXPECT_TRUE(f) << f.error().message;
-  Result<SimTopology> t = topology_from_fabric(*f, true);
-  EXPECT_TRUE(t) << t.error().message;
-  return *t;
+  return with_intra("name: c\nservers: 4\nserver: {accelerators: 2, nics: 2, nic_gbps: 100}\n"
+                    "fabric:\n  kind: clos\n  tor: {ports: 8, servers: 2, uplinks: 4}\n"
+                    "  agg: {ports: 4, tors: 2, count: 4, link: {gbps: 100, latency_ns: 1000}}\n");
 }
 
 CollectiveOptions options(Collective op, Algorithm algorithm, uint64_t bytes = 4 << 20) {

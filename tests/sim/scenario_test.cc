@@ -8,18 +8,14 @@
 #include <sstream>
 
 #include "sim/run.h"
+#include "sim_fixtures.h"
 
 namespace xm::sim {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("xm_sim_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+using test::temp_dir;
 
 void write(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 

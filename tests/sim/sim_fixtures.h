@@ -1,6 +1,9 @@
 // Small hand-made topologies and helpers shared by the simulator tests.
 #pragma once
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -9,6 +12,14 @@
 #include "sim/topology.h"
 
 namespace xm::sim::test {
+
+// A fresh directory under the system's temp dir, this process's own; remove it when done.
+inline std::filesystem::path temp_dir(const std::string& name) {
+  std::filesystem::path d = std::filesystem::temp_directory_path() / ("xm_sim_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
 
 // `hosts` hosts on one switch, every link at `gbps` with `delay_ns`.
 inline SimTopology star(uint32_t hosts, double gbps = 100, double delay_ns = 1000) {

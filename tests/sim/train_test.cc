@@ -11,18 +11,14 @@
 #include "sim/train/model.h"
 #include "topo/generate.h"
 #include "topo/spec_io.h"
+#include "sim_fixtures.h"
 
 namespace xm::sim::train {
 namespace {
 
 namespace fs = std::filesystem;
 
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("xm_train_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+using test::temp_dir;
 
 TrainJob parsed(const std::string& text) {
   Result<TrainJob> job = parse_job(text, "/tmp/job.yaml");

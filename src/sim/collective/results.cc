@@ -5,14 +5,10 @@
 #include <map>
 #include <set>
 
+#include "util/format.h"
+
 namespace xm::sim {
 namespace {
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
 
 // Throughput per rail and time bin, per sending rank: each message's bytes spread
 // evenly over its life, from its start to its last byte's arrival. Rails by index;
@@ -87,8 +83,8 @@ std::string collectives_csv(const std::vector<CollectiveResult>& results, const 
   for (const CollectiveResult& c : results)
     s += cc + "," + c.name + "," + c.op + "," + c.algorithm + "," + std::to_string(c.ranks) + "," +
          std::to_string(c.bytes) + "," + std::to_string(c.flows) + "," + std::to_string(c.finished) + "," +
-         fmt("%.3f", c.start_us) + "," + fmt("%.3f", c.end_us) + "," + fmt("%.3f", c.time_us) + "," +
-         fmt("%.3f", c.algbw_gbs) + "," + fmt("%.3f", c.busbw_gbs) + "\n";
+         formatted("%.3f", c.start_us) + "," + formatted("%.3f", c.end_us) + "," + formatted("%.3f", c.time_us) + "," +
+         formatted("%.3f", c.algbw_gbs) + "," + formatted("%.3f", c.busbw_gbs) + "\n";
   return s;
 }
 
@@ -106,8 +102,8 @@ std::string ranks_csv(const std::vector<FlowOutcome>& flows, const std::vector<C
       if (f.received) last[rf.dst_rank] = std::max(last[rf.dst_rank], f.received_at.us_f());
     }
     for (int k = 0; k < r.ranks; ++k)
-      s += r.options.name + "," + std::to_string(k) + "," + fmt("%.3f", first[k] < 1e300 ? first[k] : 0) + "," +
-           fmt("%.3f", last[k]) + "," + std::to_string(sent[k]) + "," + std::to_string(received[k]) + "\n";
+      s += r.options.name + "," + std::to_string(k) + "," + formatted("%.3f", first[k] < 1e300 ? first[k] : 0) + "," +
+           formatted("%.3f", last[k]) + "," + std::to_string(sent[k]) + "," + std::to_string(received[k]) + "\n";
   }
   return s;
 }
@@ -117,7 +113,7 @@ std::string rails_csv(const std::vector<FlowOutcome>& flows, const std::vector<C
   std::string out = "t_us,rail,gbps\n";
   for (const auto& [rail, row] : s.gbps)
     for (int k = 0; k < int(row.size()); ++k)
-      out += fmt("%.3f", s.t0_us + (k + 0.5) * s.bin_us) + "," + rail_name(rail) + "," + fmt("%.3f", row[k]) + "\n";
+      out += formatted("%.3f", s.t0_us + (k + 0.5) * s.bin_us) + "," + rail_name(rail) + "," + formatted("%.3f", row[k]) + "\n";
   return out;
 }
 
@@ -133,30 +129,30 @@ std::string rails_svg(const std::vector<FlowOutcome>& flows, const std::vector<C
   const double span = std::max(s.bin_us * bins, 1e-9);
   auto X = [&](double t) { return x0 + (t - s.t0_us) / span * pw; };
   auto Y = [&](double v) { return y0 + ph - v / ymax * ph; };
-  std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + fmt("%g", W) + "\" height=\"" + fmt("%g", H) +
+  std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + formatted("%g", W) + "\" height=\"" + formatted("%g", H) +
                     "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  svg += "<text x=\"" + fmt("%g", W / 2) + "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">" + title + "</text>\n";
-  svg += "<rect x=\"" + fmt("%g", x0) + "\" y=\"" + fmt("%g", y0) + "\" width=\"" + fmt("%g", pw) + "\" height=\"" +
-         fmt("%g", ph) + "\" fill=\"none\" stroke=\"black\"/>\n";
+  svg += "<text x=\"" + formatted("%g", W / 2) + "\" y=\"24\" text-anchor=\"middle\" font-size=\"15\">" + title + "</text>\n";
+  svg += "<rect x=\"" + formatted("%g", x0) + "\" y=\"" + formatted("%g", y0) + "\" width=\"" + formatted("%g", pw) + "\" height=\"" +
+         formatted("%g", ph) + "\" fill=\"none\" stroke=\"black\"/>\n";
   for (int k = 0; k <= 4; ++k) {
     const double v = ymax * k / 4, t = s.t0_us + span * k / 4;
-    svg += "<text x=\"" + fmt("%g", x0 - 6) + "\" y=\"" + fmt("%g", Y(v) + 4) + "\" text-anchor=\"end\">" +
-           fmt("%.0f", v) + "</text>\n";
-    svg += "<text x=\"" + fmt("%g", X(t)) + "\" y=\"" + fmt("%g", y0 + ph + 16) + "\" text-anchor=\"middle\">" +
-           fmt("%.0f", t) + "</text>\n";
+    svg += "<text x=\"" + formatted("%g", x0 - 6) + "\" y=\"" + formatted("%g", Y(v) + 4) + "\" text-anchor=\"end\">" +
+           formatted("%.0f", v) + "</text>\n";
+    svg += "<text x=\"" + formatted("%g", X(t)) + "\" y=\"" + formatted("%g", y0 + ph + 16) + "\" text-anchor=\"middle\">" +
+           formatted("%.0f", t) + "</text>\n";
   }
-  svg += "<text x=\"" + fmt("%g", x0 + pw / 2) + "\" y=\"" + fmt("%g", y0 + ph + 36) +
+  svg += "<text x=\"" + formatted("%g", x0 + pw / 2) + "\" y=\"" + formatted("%g", y0 + ph + 36) +
          "\" text-anchor=\"middle\">simulated time (us)</text>\n";
-  svg += "<text x=\"18\" y=\"" + fmt("%g", y0 + ph / 2) + "\" transform=\"rotate(-90 18 " + fmt("%g", y0 + ph / 2) +
+  svg += "<text x=\"18\" y=\"" + formatted("%g", y0 + ph / 2) + "\" transform=\"rotate(-90 18 " + formatted("%g", y0 + ph / 2) +
          ")\" text-anchor=\"middle\">Gbit/s per sending rank</text>\n";
   int i = 0;
   for (const auto& [rail, row] : s.gbps) {
     const char* colour = rail == UINT32_MAX ? "#000000" : colours[i % 8];
     std::string points;
     for (int k = 0; k < int(row.size()); ++k)
-      points += fmt("%.1f", X(s.t0_us + (k + 0.5) * s.bin_us)) + "," + fmt("%.1f", Y(row[k])) + " ";
+      points += formatted("%.1f", X(s.t0_us + (k + 0.5) * s.bin_us)) + "," + formatted("%.1f", Y(row[k])) + " ";
     svg += "<polyline fill=\"none\" stroke=\"" + std::string(colour) + "\" stroke-width=\"1.5\" points=\"" + points + "\"/>\n";
-    svg += "<text x=\"" + fmt("%g", x0 + pw + 12) + "\" y=\"" + fmt("%g", y0 + 14 + 16 * i) + "\" fill=\"" + colour +
+    svg += "<text x=\"" + formatted("%g", x0 + pw + 12) + "\" y=\"" + formatted("%g", y0 + 14 + 16 * i) + "\" fill=\"" + colour +
            "\">rail " + rail_name(rail) + "</text>\n";
     ++i;
   }

@@ -35,8 +35,8 @@ Result<CollectiveOptions> as_ranks(const std::vector<Slot>& group) {
 namespace {
 
 // All `groups` at once, each running `op` on `bytes`; the slowest group's time.
-Result<CommKind> run_kind(const TrainJob& job, const std::string& kind, sched::Collective op, uint64_t bytes,
-                          const std::vector<std::vector<Slot>>& groups,
+Result<CommKind> run_kind(const TrainJob& job, const SimTopology& topology, const std::string& kind,
+                          sched::Collective op, uint64_t bytes, const std::vector<std::vector<Slot>>& groups,
                           const std::function<void(const std::string&)>& log) {
   Scenario scenario;
   scenario.name = job.name + "-" + kind;
@@ -55,7 +55,7 @@ Result<CommKind> run_kind(const TrainJob& job, const std::string& kind, sched::C
   }
   RunSettings settings;
   settings.engine = EngineKind::kFlow;
-  Result<std::vector<Report>> reports = run_scenario(scenario, settings);
+  Result<std::vector<Report>> reports = run_scenario(scenario, topology, settings);
   if (!reports) return reports.error();
   const Report& rep = reports->front();
   CommKind k;
@@ -80,14 +80,14 @@ Result<CommKind> run_kind(const TrainJob& job, const std::string& kind, sched::C
 // Large messages are bandwidth-bound: above 2 × `cap` the time is the line through the
 // simulated times at cap and 2 × cap (a 128 MiB bucket on 16k ranks would be millions of
 // flows for what two smaller runs pin down).
-Result<CommKind> run_scaled(const TrainJob& job, const std::string& kind, sched::Collective op, uint64_t bytes,
-                            const std::vector<std::vector<Slot>>& groups,
+Result<CommKind> run_scaled(const TrainJob& job, const SimTopology& topology, const std::string& kind,
+                            sched::Collective op, uint64_t bytes, const std::vector<std::vector<Slot>>& groups,
                             const std::function<void(const std::string&)>& log) {
   const uint64_t cap = job.simulated_bytes;
-  if (bytes <= 2 * cap) return run_kind(job, kind, op, bytes, groups, log);
-  Result<CommKind> small = run_kind(job, kind, op, cap, groups, log);
+  if (bytes <= 2 * cap) return run_kind(job, topology, kind, op, bytes, groups, log);
+  Result<CommKind> small = run_kind(job, topology, kind, op, cap, groups, log);
   if (!small) return small;
-  Result<CommKind> twice = run_kind(job, kind, op, 2 * cap, groups, log);
+  Result<CommKind> twice = run_kind(job, topology, kind, op, 2 * cap, groups, log);
   if (!twice) return twice;
   CommKind k = *twice;
   const double per_byte = (twice->time_us - small->time_us) / double(cap);
@@ -106,8 +106,9 @@ Result<CommKind> run_scaled(const TrainJob& job, const std::string& kind, sched:
 
 }  // namespace
 
-Result<Communication> simulate_communication(const TrainJob& job, uint32_t per_server,
+Result<Communication> simulate_communication(const TrainJob& job, const SimTopology& topology,
                                              const std::function<void(const std::string&)>& log) {
+  const uint32_t per_server = uint32_t(topology.accelerator_nic.at(0).size());
   const ParallelSpec& p = job.parallel;
   const ModelSpec& m = job.model;
   const uint64_t activations = uint64_t(p.micro_batch) * m.seq * m.hidden * 2;  // bf16, one micro-batch
@@ -121,7 +122,7 @@ Result<Communication> simulate_communication(const TrainJob& job, uint32_t per_s
     groups.assign(count, {});
     for (uint32_t i = 0; i < count; ++i)
       for (uint32_t t = 0; t < p.tp; ++t) groups[i].push_back(slot_of(p, per_server, t, i % p.dp, i / p.dp));
-    Result<CommKind> k = run_scaled(job, "tp", sched::Collective::kAllReduce, activations, groups, log);
+    Result<CommKind> k = run_scaled(job, topology, "tp", sched::Collective::kAllReduce, activations, groups, log);
     if (!k) return k.error();
     out.tp = *k, out.has_tp = true;
   }
@@ -133,7 +134,7 @@ Result<Communication> simulate_communication(const TrainJob& job, uint32_t per_s
       for (uint32_t d = 0; d < p.dp; ++d)
         for (uint32_t t = 0; t < p.tp; ++t)
           groups.push_back({slot_of(p, per_server, t, d, s), slot_of(p, per_server, t, d, s + 1)});
-    Result<CommKind> k = run_scaled(job, "pp", sched::Collective::kBroadcast, std::max<uint64_t>(activations / p.tp, 1),
+    Result<CommKind> k = run_scaled(job, topology, "pp", sched::Collective::kBroadcast, std::max<uint64_t>(activations / p.tp, 1),
                                   groups, log);
     if (!k) return k.error();
     out.pp = *k, out.has_pp = true;
@@ -146,12 +147,12 @@ Result<Communication> simulate_communication(const TrainJob& job, uint32_t per_s
         for (uint32_t d = 0; d < p.dp; ++d) groups[s * p.tp + t].push_back(slot_of(p, per_server, t, d, s));
     const uint64_t grads = parameters_per_gpu(job) * p.grad_bytes;
     const uint64_t bucket = std::min<uint64_t>(p.bucket_bytes, grads);
-    Result<CommKind> k = run_scaled(job, "dp", p.zero1 ? sched::Collective::kReduceScatter : sched::Collective::kAllReduce,
+    Result<CommKind> k = run_scaled(job, topology, "dp", p.zero1 ? sched::Collective::kReduceScatter : sched::Collective::kAllReduce,
                                   bucket, groups, log);
     if (!k) return k.error();
     out.dp = *k, out.has_dp = true;
     if (p.zero1) {  // the updated bf16 parameters back to every rank
-      Result<CommKind> g = run_scaled(job, "dp-gather", sched::Collective::kAllGather, bucket * 2 / p.grad_bytes, groups, log);
+      Result<CommKind> g = run_scaled(job, topology, "dp-gather", sched::Collective::kAllGather, bucket * 2 / p.grad_bytes, groups, log);
       if (!g) return g.error();
       out.dp_gather = *g;
     }

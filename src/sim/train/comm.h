@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sim/collective/collective.h"
+#include "sim/topology.h"
 #include "sim/train/job.h"
 #include "util/result.h"
 
@@ -44,7 +45,9 @@ struct Communication {
   bool has_pp = false, has_dp = false, has_tp = false, zero1 = false;
 };
 
-Result<Communication> simulate_communication(const TrainJob& job, uint32_t per_server,
+// `topology`: the job's cluster with its servers' intra switches (topology_from_fabric),
+// built once for every kind.
+Result<Communication> simulate_communication(const TrainJob& job, const SimTopology& topology,
                                              const std::function<void(const std::string&)>& log = {});
 
 }  // namespace xm::sim::train

@@ -6,15 +6,24 @@
 #include <cstdio>
 #include <vector>
 
+#include "topo/fabric.h"
 #include "topo/spec_io.h"
+#include "util/format.h"
 
 namespace xm::sim::train {
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
+// Where the iteration goes, in one order for every output: key, words, seconds.
+struct Phase {
+  const char *key, *words;
+  double seconds;
+};
+std::vector<Phase> phases(const Iteration& it) {
+  return {{"compute", "compute", it.compute},
+          {"tp_exposed", "tensor-parallel comm", it.tp_exposed},
+          {"pp_exposed", "pipeline sends", it.pp_exposed},
+          {"bubble", "pipeline bubble", it.bubble},
+          {"dp_exposed", "data-parallel comm", it.dp_exposed}};
 }
 
 }  // namespace
@@ -76,9 +85,9 @@ Result<double> fit_efficiency(TrainJob job, const Communication& comm, double se
   // The iteration falls as the efficiency rises: bisect.
   double lo = 1e-4, hi = 1;
   job.gpu.efficiency = hi;
-  if (combine(job, comm).iteration > seconds)
-    return Error{job.source + ": even at efficiency 1 the iteration takes " + std::to_string(combine(job, comm).iteration) +
-                 " s, more than " + std::to_string(seconds) + " s: the communication alone is too slow"};
+  if (const double fastest = combine(job, comm).iteration; fastest > seconds)
+    return Error{job.source + ": even at efficiency 1 the iteration takes " + std::to_string(fastest) + " s, more than " +
+                 std::to_string(seconds) + " s: the communication alone is too slow"};
   for (int i = 0; i < 100; ++i) {
     job.gpu.efficiency = (lo + hi) / 2;
     (combine(job, comm).iteration > seconds ? lo : hi) = job.gpu.efficiency;
@@ -89,10 +98,13 @@ Result<double> fit_efficiency(TrainJob job, const Communication& comm, double se
 Result<Iteration> simulate_iteration(TrainJob& job, const std::function<void(const std::string&)>& log) {
   Result<topo::ClusterSpec> spec = topo::load_spec(job.cluster_path);
   if (!spec) return Error{job.source + ": cluster: " + spec.error().message};
-  const uint32_t per_server = spec->server.accelerators;
-  if (Status s = check_split(job, spec->servers, per_server); !s) return Error{s.message()};
+  if (Status s = check_split(job, spec->servers, spec->server.accelerators); !s) return Error{s.message()};
   if (Status s = check_memory(job); !s) return Error{s.message()};
-  Result<Communication> comm = simulate_communication(job, per_server, log);
+  Result<topo::Fabric> fabric = topo::build_fabric(*spec);
+  if (!fabric) return Error{job.cluster_path + ": " + fabric.error().message};
+  Result<SimTopology> topology = topology_from_fabric(*fabric, true);
+  if (!topology) return Error{job.cluster_path + ": " + topology.error().message};
+  Result<Communication> comm = simulate_communication(job, *topology, log);
   if (!comm) return comm.error();
   return combine(job, *comm);
 }
@@ -105,8 +117,7 @@ std::string iteration_json(const TrainJob& job, const Iteration& it) {
   j["parallel"] = {{"tp", job.parallel.tp}, {"pp", job.parallel.pp}, {"dp", job.parallel.dp},
                    {"virtual_stages", job.parallel.virtual_stages}, {"micro_batches", it.micro_batches}};
   j["iteration_s"] = it.iteration;
-  j["breakdown_s"] = {{"compute", it.compute}, {"tp_exposed", it.tp_exposed}, {"pp_exposed", it.pp_exposed},
-                      {"bubble", it.bubble}, {"dp_exposed", it.dp_exposed}};
+  for (const Phase& ph : phases(it)) j["breakdown_s"][ph.key] = ph.seconds;
   j["dp_total_s"] = it.dp_total;
   j["model_tflops_per_gpu"] = it.model_tflops_per_gpu;
   j["mfu"] = it.mfu;
@@ -128,11 +139,11 @@ std::string iteration_json(const TrainJob& job, const Iteration& it) {
 }
 
 std::string breakdown_csv(const Iteration& it) {
+  std::vector<Phase> rows = phases(it);
+  rows.push_back({"iteration", "", it.iteration});
   std::string out = "phase,seconds,share\n";
-  for (const auto& [name, v] : {std::pair{"compute", it.compute}, {"tp_exposed", it.tp_exposed},
-                                {"pp_exposed", it.pp_exposed}, {"bubble", it.bubble}, {"dp_exposed", it.dp_exposed},
-                                {"iteration", it.iteration}})
-    out += std::string(name) + "," + fmt("%.6f", v) + "," + fmt("%.4f", v / it.iteration) + "\n";
+  for (const Phase& ph : rows)
+    out += std::string(ph.key) + "," + formatted("%.6f", ph.seconds) + "," + formatted("%.4f", ph.seconds / it.iteration) + "\n";
   return out;
 }
 
@@ -148,10 +159,8 @@ std::string iteration_text(const TrainJob& job, const Iteration& it) {
   std::snprintf(line, sizeof line, "iteration %.3f s   %.1f model TFLOP/s per GPU   MFU %.1f %%   GPU busy %.1f %%   %.0f tokens/s\n",
                 it.iteration, it.model_tflops_per_gpu, 100 * it.mfu, 100 * it.gpu_utilization, it.tokens_per_second);
   out += line;
-  for (const auto& [name, v] : {std::pair{"compute", it.compute}, {"tensor-parallel comm", it.tp_exposed},
-                                {"pipeline sends", it.pp_exposed}, {"pipeline bubble", it.bubble},
-                                {"data-parallel comm", it.dp_exposed}}) {
-    std::snprintf(line, sizeof line, "  %-22s %9.3f s  %5.1f %%\n", name, v, 100 * v / it.iteration);
+  for (const Phase& ph : phases(it)) {
+    std::snprintf(line, sizeof line, "  %-22s %9.3f s  %5.1f %%\n", ph.words, ph.seconds, 100 * ph.seconds / it.iteration);
     out += line;
   }
   if (it.dp_total > 0) {
@@ -176,7 +185,8 @@ std::string timeline_svg(const TrainJob& job, const Iteration& it) {
   const double f = it.forward + it.tp_per_micro_batch * it.forward / (it.forward + it.backward);
   const double b = it.backward + it.tp_per_micro_batch * it.backward / (it.forward + it.backward);
   const double send = P > 1 ? it.pp_per_micro_batch / (2.0 * job.parallel.virtual_stages) : 0;
-  std::vector<std::vector<double>> fend(P, std::vector<double>(M)), bend(P, std::vector<double>(M));
+  // When each forward and backward ends; negative: not run yet.
+  std::vector<std::vector<double>> fend(P, std::vector<double>(M, -1)), bend(P, std::vector<double>(M, -1));
   struct Box {
     uint32_t stage;
     double start, end;
@@ -197,25 +207,19 @@ std::string timeline_svg(const TrainJob& job, const Iteration& it) {
   }
   std::vector<size_t> next(P, 0);
   std::vector<double> free_at(P, 0);
-  std::vector<std::vector<char>> fdone(P, std::vector<char>(M)), bdone(P, std::vector<char>(M));
   for (bool progress = true; progress;) {
     progress = false;
     for (uint32_t s = 0; s < P; ++s)
       while (next[s] < order[s].size()) {
         const auto [fwd, i] = order[s][next[s]];
-        double ready = free_at[s];
-        if (fwd && s > 0) {
-          if (!fdone[s - 1][i]) break;
-          ready = std::max(ready, fend[s - 1][i] + send);
-        }
-        if (!fwd) {
-          if (s + 1 < P && !bdone[s + 1][i]) break;
-          if (s + 1 < P) ready = std::max(ready, bend[s + 1][i] + send);
-          if (!fdone[s][i]) break;
-        }
+        // What it waits for, a send away: the previous stage's forward, or the next stage's
+        // backward (its own forward comes earlier in its order).
+        const bool neighbour = fwd ? s > 0 : s + 1 < P;
+        const double waited = !neighbour ? 0 : fwd ? fend[s - 1][i] : bend[s + 1][i];
+        if (waited < 0) break;
+        const double ready = std::max(free_at[s], neighbour ? waited + send : 0);
         const double end = ready + (fwd ? f : b);
         (fwd ? fend : bend)[s][i] = end;
-        (fwd ? fdone : bdone)[s][i] = 1;
         boxes.push_back({s, ready, end, fwd});
         free_at[s] = end, ++next[s], progress = true;
       }
@@ -226,26 +230,26 @@ std::string timeline_svg(const TrainJob& job, const Iteration& it) {
   const double W = 1000, x0 = 90, x1 = W - 20, row = std::clamp(400.0 / P, 6.0, 28.0), y0 = 50;
   const double H = y0 + row * P + 50;
   auto X = [&](double t) { return x0 + (x1 - x0) * t / total; };
-  std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + fmt("%g", W) + "\" height=\"" + fmt("%g", H) +
+  std::string svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + formatted("%g", W) + "\" height=\"" + formatted("%g", H) +
                     "\" font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  svg += "<text x=\"" + fmt("%g", W / 2) + "\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">" + job.name +
+  svg += "<text x=\"" + formatted("%g", W / 2) + "\" y=\"22\" text-anchor=\"middle\" font-size=\"14\">" + job.name +
          ": one iteration per pipeline stage (1F1B; forward blue, backward green, gradient reduction red)</text>\n";
   for (uint32_t s = 0; s < P; ++s)
-    svg += "<text x=\"" + fmt("%g", x0 - 6) + "\" y=\"" + fmt("%g", y0 + row * (s + 0.7)) + "\" text-anchor=\"end\">stage " +
+    svg += "<text x=\"" + formatted("%g", x0 - 6) + "\" y=\"" + formatted("%g", y0 + row * (s + 0.7)) + "\" text-anchor=\"end\">stage " +
            std::to_string(s) + "</text>\n";
   for (const Box& bx : boxes)
-    svg += "<rect x=\"" + fmt("%.2f", X(bx.start)) + "\" y=\"" + fmt("%.2f", y0 + row * bx.stage + 1) + "\" width=\"" +
-           fmt("%.2f", std::max(X(bx.end) - X(bx.start), 0.3)) + "\" height=\"" + fmt("%.2f", row - 2) + "\" fill=\"" +
+    svg += "<rect x=\"" + formatted("%.2f", X(bx.start)) + "\" y=\"" + formatted("%.2f", y0 + row * bx.stage + 1) + "\" width=\"" +
+           formatted("%.2f", std::max(X(bx.end) - X(bx.start), 0.3)) + "\" height=\"" + formatted("%.2f", row - 2) + "\" fill=\"" +
            (bx.forward ? "#4c78a8" : "#54a24b") + "\"/>\n";
   if (it.dp_exposed > 0)
     for (uint32_t s = 0; s < P; ++s)
-      svg += "<rect x=\"" + fmt("%.2f", X(free_at[s])) + "\" y=\"" + fmt("%.2f", y0 + row * s + 1) + "\" width=\"" +
-             fmt("%.2f", X(free_at[s] + it.dp_exposed) - X(free_at[s])) + "\" height=\"" + fmt("%.2f", row - 2) +
+      svg += "<rect x=\"" + formatted("%.2f", X(free_at[s])) + "\" y=\"" + formatted("%.2f", y0 + row * s + 1) + "\" width=\"" +
+             formatted("%.2f", X(free_at[s] + it.dp_exposed) - X(free_at[s])) + "\" height=\"" + formatted("%.2f", row - 2) +
              "\" fill=\"#e45756\"/>\n";
   const double ya = y0 + row * P + 18;
   for (int k = 0; k <= 5; ++k)
-    svg += "<text x=\"" + fmt("%.1f", X(total * k / 5)) + "\" y=\"" + fmt("%g", ya) + "\" text-anchor=\"middle\">" +
-           fmt("%.3g s", total * k / 5) + "</text>\n";
+    svg += "<text x=\"" + formatted("%.1f", X(total * k / 5)) + "\" y=\"" + formatted("%g", ya) + "\" text-anchor=\"middle\">" +
+           formatted("%.3g s", total * k / 5) + "</text>\n";
   svg += "</svg>\n";
   return svg;
 }
