@@ -36,24 +36,29 @@ void Reader::keys(const YAML::Node& map, const std::string& path, std::initializ
   }
 }
 
-double Reader::number(const YAML::Node& n, const std::string& field, double lo, double hi) const {
-  double v = 0;
+namespace {
+
+// The scalar as a T, or the Reader's error saying what was expected and what came.
+template <typename T>
+T scalar_as(const Reader& r, const YAML::Node& n, const std::string& field, const char* expected) {
   try {
-    v = n.as<double>();
+    return n.as<T>();
   } catch (const YAML::Exception&) {
-    fail(n, field, "expected a number, got \"" + (n.IsScalar() ? n.Scalar() : std::string("a list or mapping")) + "\"");
+    r.fail(n, field, std::string("expected ") + expected + ", got \"" +
+                         (n.IsScalar() ? n.Scalar() : std::string("a list or mapping")) + "\"");
   }
+}
+
+}  // namespace
+
+double Reader::number(const YAML::Node& n, const std::string& field, double lo, double hi) const {
+  const double v = scalar_as<double>(*this, n, field, "a number");
   if (!(v >= lo && v <= hi)) fail(n, field, "must be in [" + trim(lo) + ", " + trim(hi) + "], got " + n.Scalar());
   return v;
 }
 
 uint64_t Reader::whole(const YAML::Node& n, const std::string& field, uint64_t lo, uint64_t hi) const {
-  uint64_t v = 0;
-  try {
-    v = n.as<uint64_t>();
-  } catch (const YAML::Exception&) {
-    fail(n, field, "expected a whole number, got \"" + (n.IsScalar() ? n.Scalar() : std::string("a list or mapping")) + "\"");
-  }
+  const uint64_t v = scalar_as<uint64_t>(*this, n, field, "a whole number");
   if (v < lo || v > hi) fail(n, field, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + n.Scalar());
   return v;
 }
