@@ -97,6 +97,13 @@ xcclResult_t xcclCommGetAsyncError(xcclComm_t comm, xcclResult_t* async_error);
  * an operation failed with xcclRemoteError naming a dead rank. comm stays valid (destroy or
  * abort it); *newcomm gets fresh shared-memory and TCP links. */
 xcclResult_t xcclCommShrink(xcclComm_t comm, const int* excludeRanksList, int excludeRanksCount, xcclComm_t* newcomm);
+/* Splits comm into disjoint communicators, one per color (NCCL's ncclCommSplit): every
+ * rank of comm calls it; ranks passing the same color join one new communicator, numbered
+ * by key (ties: by their rank in comm); color XCCL_SPLIT_NOCOLOR joins none (*newcomm =
+ * NULL). Collective over comm, so it is called where the other collectives are; no new
+ * unique id: each new communicator meets at its first rank's spare listener. */
+#define XCCL_SPLIT_NOCOLOR (-1)
+xcclResult_t xcclCommSplit(xcclComm_t comm, int color, int key, xcclComm_t* newcomm);
 /* A TCP rail's state with one peer. Rails fail over inside a collective and come back by
  * themselves: a failed rail is down, then probing (reconnecting), then held (connected,
  * carrying heartbeats only) until it has stayed up, then up again. */
@@ -146,10 +153,23 @@ xcclResult_t xcclAllGatherAsync(const void* sendbuff, void* recvbuff, size_t cou
 xcclResult_t xcclReduceScatterAsync(const void* sendbuff, void* recvbuff, size_t count, xcclDataType_t type, xcclRedOp_t op, xcclComm_t comm, xcclRequest_t* request);
 xcclResult_t xcclAllToAllAsync(const void* sendbuff, void* recvbuff, size_t count, xcclDataType_t type, xcclComm_t comm, xcclRequest_t* request);
 
-/* Point to point. Inside xcclGroupStart/xcclGroupEnd the sends and receives of a group
- * run together (so a rank may send to and receive from the same peer); outside a group
- * each runs alone. xcclGroupEnd blocks until the group completes; xcclGroupEndAsync
- * returns a request instead. */
+/* Uneven all-to-all (MPI_Alltoallv): sendcounts[p] elements from sendbuff + sdispls[p] go
+ * to rank p, which receives them at recvbuff + rdispls[me] as its recvcounts[me]; all in
+ * elements, nranks entries each. sendcounts[p] on this rank must equal recvcounts[me] on
+ * rank p (a mismatch is an error within XCCL_TIMEOUT_MS). Blocks must not overlap. */
+xcclResult_t xcclAllToAllv(const void* sendbuff, const size_t* sendcounts, const size_t* sdispls, void* recvbuff,
+                           const size_t* recvcounts, const size_t* rdispls, xcclDataType_t type, xcclComm_t comm);
+xcclResult_t xcclAllToAllvAsync(const void* sendbuff, const size_t* sendcounts, const size_t* sdispls, void* recvbuff,
+                                const size_t* recvcounts, const size_t* rdispls, xcclDataType_t type, xcclComm_t comm,
+                                xcclRequest_t* request);
+
+/* Point to point, and groups. Inside xcclGroupStart/xcclGroupEnd calls are queued and run
+ * at xcclGroupEnd: first the group's collectives (plain forms only), in the order they
+ * were called, then all its sends and receives together (so a rank may send to and
+ * receive from the same peer, in any order). Every rank of a communicator must call the
+ * same collectives in the same order; sends and receives match per peer in call order.
+ * Outside a group each call runs alone. xcclGroupEnd blocks until the whole group
+ * completes; xcclGroupEndAsync returns one request for it instead. */
 xcclResult_t xcclSend(const void* sendbuff, size_t count, xcclDataType_t type, int peer, xcclComm_t comm);
 xcclResult_t xcclRecv(void* recvbuff, size_t count, xcclDataType_t type, int peer, xcclComm_t comm);
 xcclResult_t xcclGroupStart(void);

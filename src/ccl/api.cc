@@ -62,6 +62,15 @@ xcclResult_t init(xcclComm_t* out, const JobId& job, int rank, int ranks, std::u
 thread_local int group_depth = 0;
 thread_local xcclComm_t group_comm = nullptr;
 thread_local std::vector<PointToPoint> group_ops;
+thread_local std::vector<LocalCopy> group_copies;
+thread_local std::vector<Operation> group_collectives;  // run first, in call order
+
+// Inside a group, every call must name the group's one communicator.
+xcclResult_t join_group(xcclComm_t comm, const std::string& what) {
+  if (group_comm && group_comm != comm) return fail(xcclInvalidUsage, what + ": one communicator per group");
+  group_comm = comm;
+  return xcclSuccess;
+}
 
 bool valid_type(xcclDataType_t t) { return int(t) >= 0 && int(t) < xcclNumTypes; }
 bool valid_op(xcclRedOp_t o) { return int(o) >= 0 && int(o) < xcclNumOps; }
@@ -71,7 +80,8 @@ xcclResult_t collective(Collective kind, const void* send, void* recv, size_t co
                         xcclRedOp_t op, int root, xcclComm_t comm, xcclRequest_t* request) {
   std::string what = std::string("xccl ") + to_string(kind);
   if (!comm || !comm->impl) return fail(xcclInvalidArgument, what + ": comm is NULL");
-  if (group_depth > 0) return fail(xcclInvalidUsage, what + ": collectives inside a group are not supported yet");
+  if (group_depth > 0 && request)
+    return fail(xcclInvalidUsage, what + ": an ...Async call inside a group (xcclGroupEndAsync gives the group's request)");
   if (!valid_type(type)) return fail(xcclInvalidArgument, what + ": unknown data type " + std::to_string(int(type)));
   if (!valid_op(op)) return fail(xcclInvalidArgument, what + ": unknown reduction op " + std::to_string(int(op)));
   const int ranks = comm->impl->ranks(), rank = comm->impl->rank();
@@ -102,12 +112,84 @@ xcclResult_t collective(Collective kind, const void* send, void* recv, size_t co
     case Collective::kReduceScatter: o.args.in_place = out == o.input + size_t(rank) * count * es; break;
     default: o.args.in_place = o.input == out; break;
   }
+  if (group_depth > 0) {
+    if (xcclResult_t r = join_group(comm, what); r != xcclSuccess) return r;
+    group_collectives.push_back(std::move(o));
+    return xcclSuccess;
+  }
   if (request) {
     *request = new xcclRequest{comm->impl->submit(std::move(o))};
     return xcclSuccess;
   }
   if (Status st = comm->impl->run_blocking(std::move(o)); !st) return fail(xcclRemoteError, what + ": " + st.message());
   return xcclSuccess;
+}
+
+// Runs `ops` in order: queued (the request is the last one's — operations finish in
+// order, and a failure fails every later one) or here, stopping at the first failure.
+xcclResult_t run_in_order(xcclComm_t comm, std::vector<Operation> ops, xcclRequest_t* request, const char* what) {
+  if (request) {
+    std::shared_ptr<RequestState> last;
+    for (Operation& o : ops) last = comm->impl->submit(std::move(o));
+    *request = new xcclRequest{std::move(last)};
+    return xcclSuccess;
+  }
+  for (Operation& o : ops)
+    if (Status st = comm->impl->run_blocking(std::move(o)); !st) return fail(xcclRemoteError, std::string(what) + ": " + st.message());
+  return xcclSuccess;
+}
+
+xcclResult_t all_to_all_v(const void* send, const size_t* sendcounts, const size_t* sdispls, void* recv,
+                          const size_t* recvcounts, const size_t* rdispls, xcclDataType_t type, xcclComm_t comm,
+                          xcclRequest_t* request) {
+  const std::string what = "xcclAllToAllv";
+  if (!comm || !comm->impl) return fail(xcclInvalidArgument, what + ": comm is NULL");
+  if (!sendcounts || !sdispls || !recvcounts || !rdispls) return fail(xcclInvalidArgument, what + ": a count or displacement array is NULL");
+  if (!valid_type(type)) return fail(xcclInvalidArgument, what + ": unknown data type " + std::to_string(int(type)));
+  if (group_depth > 0 && request)
+    return fail(xcclInvalidUsage, what + "Async inside a group (xcclGroupEndAsync gives the group's request)");
+  const int ranks = comm->impl->ranks(), me = comm->impl->rank();
+  const size_t es = size_of(DataType(type)), most = std::numeric_limits<size_t>::max() / es;
+  if (sendcounts[me] != recvcounts[me])
+    return fail(xcclInvalidArgument, what + ": rank " + std::to_string(me) + " sends itself " + std::to_string(sendcounts[me]) +
+                                         " elements but receives " + std::to_string(recvcounts[me]));
+  std::vector<PointToPoint> p2p;
+  std::vector<LocalCopy> copies;
+  auto* in = static_cast<const std::byte*>(send);
+  auto* out = static_cast<std::byte*>(recv);
+  for (int p = 0; p < ranks; ++p) {
+    const std::string peer = " for rank " + std::to_string(p);
+    if (sendcounts[p] > most || sdispls[p] > most - sendcounts[p] || recvcounts[p] > most || rdispls[p] > most - recvcounts[p])
+      return fail(xcclInvalidArgument, what + ": count or displacement" + peer + " overflows the buffer size");
+    if (sendcounts[p] > 0 && !send) return fail(xcclInvalidArgument, what + ": sendbuff is NULL");
+    if (recvcounts[p] > 0 && !recv) return fail(xcclInvalidArgument, what + ": recvbuff is NULL");
+    if (p == me) {
+      if (sendcounts[p] > 0) copies.push_back({in + sdispls[p] * es, out + rdispls[p] * es, sendcounts[p] * es});
+      continue;
+    }
+    if (sendcounts[p] > 0) p2p.push_back({true, p, const_cast<std::byte*>(in) + sdispls[p] * es, sendcounts[p] * es});
+    if (recvcounts[p] > 0) p2p.push_back({false, p, out + rdispls[p] * es, recvcounts[p] * es});
+  }
+  if (Status st = comm->impl->async_error(); !st)
+    return fail(xcclRemoteError, what + ": communicator already failed: " + st.message());
+  if (group_depth > 0) {
+    if (xcclResult_t r = join_group(comm, what); r != xcclSuccess) return r;
+    group_ops.insert(group_ops.end(), p2p.begin(), p2p.end());
+    group_copies.insert(group_copies.end(), copies.begin(), copies.end());
+    return xcclSuccess;
+  }
+  Operation o;
+  o.group = std::move(p2p);
+  o.copies = std::move(copies);
+  std::vector<Operation> ops;
+  if (!o.group.empty() || !o.copies.empty()) ops.push_back(std::move(o));
+  if (ops.empty() && request) {  // nothing moves: a request that is already done
+    auto done = std::make_shared<RequestState>();
+    done->finish(Status::Ok());
+    *request = new xcclRequest{std::move(done)};
+    return xcclSuccess;
+  }
+  return run_in_order(comm, std::move(ops), request, what.c_str());
 }
 
 }  // namespace
@@ -219,6 +301,26 @@ xcclResult_t xcclCommShrink(xcclComm_t comm, const int* excludeRanksList, int ex
   Result<std::unique_ptr<Comm>> shrunk = comm->impl->shrink(excluded);
   if (!shrunk) return fail(xcclSystemError, "xcclCommShrink: " + shrunk.error().message);
   *newcomm = new xcclComm{std::move(shrunk).value()};
+  return xcclSuccess;
+}
+
+xcclResult_t xcclCommSplit(xcclComm_t comm, int color, int key, xcclComm_t* newcomm) {
+  if (!comm || !comm->impl || !newcomm) return fail(xcclInvalidArgument, "xcclCommSplit: comm or newcomm is NULL");
+  if (color < 0 && color != XCCL_SPLIT_NOCOLOR)
+    return fail(xcclInvalidArgument, "xcclCommSplit: color " + std::to_string(color) + " < 0 (XCCL_SPLIT_NOCOLOR is -1)");
+  if (group_depth > 0) return fail(xcclInvalidUsage, "xcclCommSplit inside a group");
+  *newcomm = nullptr;
+  const int ranks = comm->impl->ranks(), me = comm->impl->rank();
+  std::vector<int32_t> mine{color, key}, all(2 * size_t(ranks));
+  if (xcclResult_t r = xcclAllGather(mine.data(), all.data(), 2, xcclInt32, comm); r != xcclSuccess) return r;
+  if (color == XCCL_SPLIT_NOCOLOR) return xcclSuccess;
+  std::vector<int> members;
+  for (int r = 0; r < ranks; ++r)
+    if (all[2 * r] == color) members.push_back(r);
+  std::stable_sort(members.begin(), members.end(), [&](int a, int b) { return all[2 * a + 1] < all[2 * b + 1]; });
+  Result<std::unique_ptr<Comm>> part = comm->impl->regroup(members);
+  if (!part) return fail(xcclSystemError, "xcclCommSplit: rank " + std::to_string(me) + ", color " + std::to_string(color) + ": " + part.error().message);
+  *newcomm = new xcclComm{std::move(part).value()};
   return xcclSuccess;
 }
 
@@ -344,6 +446,16 @@ xcclResult_t xcclAllToAllAsync(const void* s, void* r, size_t n, xcclDataType_t 
   return collective(Collective::kAllToAll, s, r, n, t, xcclSum, 0, c, q);
 }
 
+xcclResult_t xcclAllToAllv(const void* s, const size_t* sc, const size_t* sd, void* r, const size_t* rc, const size_t* rd,
+                           xcclDataType_t t, xcclComm_t c) {
+  return all_to_all_v(s, sc, sd, r, rc, rd, t, c, nullptr);
+}
+xcclResult_t xcclAllToAllvAsync(const void* s, const size_t* sc, const size_t* sd, void* r, const size_t* rc,
+                                const size_t* rd, xcclDataType_t t, xcclComm_t c, xcclRequest_t* q) {
+  if (!q) return fail(xcclInvalidArgument, "xcclAllToAllvAsync: request is NULL");
+  return all_to_all_v(s, sc, sd, r, rc, rd, t, c, q);
+}
+
 static xcclResult_t point_to_point(bool send, void* buf, size_t count, xcclDataType_t type, int peer, xcclComm_t comm) {
   const char* what = send ? "xcclSend" : "xcclRecv";
   if (!comm || !comm->impl) return fail(xcclInvalidArgument, std::string(what) + ": comm is NULL");
@@ -358,8 +470,7 @@ static xcclResult_t point_to_point(bool send, void* buf, size_t count, xcclDataT
   if (count > 0 && !buf) return fail(xcclInvalidArgument, std::string(what) + ": buffer is NULL");
   PointToPoint p{send, peer, static_cast<std::byte*>(buf), count * es};
   if (group_depth > 0) {
-    if (group_comm && group_comm != comm) return fail(xcclInvalidUsage, std::string(what) + ": one communicator per group");
-    group_comm = comm;
+    if (xcclResult_t r = join_group(comm, what); r != xcclSuccess) return r;
     group_ops.push_back(p);
     return xcclSuccess;
   }
@@ -389,21 +500,20 @@ xcclResult_t xcclGroupEndAsync(xcclRequest_t* request) {
     return xcclSuccess;
   }
   xcclComm_t comm = group_comm;
-  std::vector<PointToPoint> ops = std::move(group_ops);
+  std::vector<Operation> ops = std::move(group_collectives);
+  Operation p2p;
+  p2p.group = std::move(group_ops);
+  p2p.copies = std::move(group_copies);
   group_comm = nullptr;
+  group_collectives.clear();
   group_ops.clear();
+  group_copies.clear();
+  if (!p2p.group.empty() || !p2p.copies.empty()) ops.push_back(std::move(p2p));
   if (!comm || ops.empty()) {
     if (request) *request = nullptr;
     return xcclSuccess;
   }
-  Operation o;
-  o.group = std::move(ops);
-  if (request) {
-    *request = new xcclRequest{comm->impl->submit(std::move(o))};
-    return xcclSuccess;
-  }
-  if (Status st = comm->impl->run_blocking(std::move(o)); !st) return fail(xcclRemoteError, "xcclGroupEnd: " + st.message());
-  return xcclSuccess;
+  return run_in_order(comm, std::move(ops), request, "xcclGroupEnd");
 }
 
 xcclResult_t xcclGroupEnd(void) { return xcclGroupEndAsync(nullptr); }

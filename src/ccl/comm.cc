@@ -96,25 +96,30 @@ Result<std::unique_ptr<Comm>> Comm::shrink(const std::vector<int>& excluded) {
   std::vector<bool> out(ranks_, false);
   for (int r : excluded) out.at(size_t(r)) = true;  // checked by the caller (xcclCommShrink)
   assert(!out[rank_]);
-  int new_rank = 0, new_ranks = 0, lowest = -1;
-  for (int r = 0; r < ranks_; ++r) {
-    if (out[r]) continue;
-    if (lowest < 0) lowest = r;
-    if (r < rank_) ++new_rank;
-    ++new_ranks;
-  }
-  JobId job{rendezvous_at_[lowest], secret_};
+  std::vector<int> members;
+  for (int r = 0; r < ranks_; ++r)
+    if (!out[r]) members.push_back(r);
+  return regroup(members);
+}
+
+Result<std::unique_ptr<Comm>> Comm::regroup(const std::vector<int>& members) {
+  auto me = std::find(members.begin(), members.end(), rank_);
+  assert(me != members.end());
+  const int new_rank = int(me - members.begin()), new_ranks = int(members.size()), host = members.front();
+  JobId job{rendezvous_at_[host], secret_};
   std::unique_ptr<BootstrapRoot> root;
-  if (lowest == rank_) {
-    if (!rendezvous_) return Error{"rank " + std::to_string(rank_) + " already hosted a shrink of this communicator: shrink the new one"};
+  if (host == rank_) {
+    if (!rendezvous_)
+      return Error{"rank " + std::to_string(rank_) +
+                   " already hosted a shrink or split of this communicator: shrink or split the new one"};
     Result<std::unique_ptr<BootstrapRoot>> r =
-        BootstrapRoot::adopt(std::move(rendezvous_), rendezvous_at_[lowest], secret_, settings_.init_timeout);
+        BootstrapRoot::adopt(std::move(rendezvous_), rendezvous_at_[host], secret_, settings_.init_timeout);
     if (!r) return r.error();
     root = std::move(r).value();
   }
   XCCL_LOG(LogLevel::kInfo, Subsys::kInit, rank_,
-           "shrinking to " + std::to_string(new_ranks) + " of " + std::to_string(ranks_) + " ranks as rank " +
-               std::to_string(new_rank) + ", meeting at rank " + std::to_string(lowest) + "'s " + job.root.str());
+           "regrouping to " + std::to_string(new_ranks) + " of " + std::to_string(ranks_) + " ranks as rank " +
+               std::to_string(new_rank) + ", meeting at rank " + std::to_string(host) + "'s " + job.root.str());
   return create(job, new_rank, new_ranks, std::move(root), settings_);
 }
 
@@ -431,14 +436,19 @@ const Plan& Comm::plan_for(const CollectiveArgs& a) {
 
 Status Comm::run(Operation& op) {
   ExecOptions options = exec_options();
-  if (!op.group.empty()) {  // point to point: bytes, one user buffer per entry
+  if (!op.group.empty() || !op.copies.empty()) {  // point to point: bytes, one user buffer per entry
     Schedule s;
     s.algorithm = "p2p";
     ExecBuffers b;
-    for (const PointToPoint& p : op.group) {
-      BufferId id = BufferId(Buffer::kUser + b.user.size());
-      b.user.push_back(p.buffer);
-      s.add(p.send ? pull_send_step(p.peer, p.bytes, {id, 0}) : recv_step(p.peer, p.bytes, {id, 0}));
+    auto user_buffer = [&b](const std::byte* p) {
+      b.user.push_back(const_cast<std::byte*>(p));
+      return Region{BufferId(Buffer::kUser + b.user.size() - 1), 0};
+    };
+    for (const PointToPoint& p : op.group)
+      s.add(p.send ? pull_send_step(p.peer, p.bytes, user_buffer(p.buffer)) : recv_step(p.peer, p.bytes, user_buffer(p.buffer)));
+    for (const LocalCopy& c : op.copies) {
+      Region from = user_buffer(c.from);
+      s.add(copy_step(c.bytes, from, user_buffer(c.to)));
     }
     CollectiveArgs args;
     args.type = DataType::kUint8;

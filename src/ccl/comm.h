@@ -47,11 +47,19 @@ struct PointToPoint {
   size_t bytes = 0;
 };
 
+// A rank's own block of an uneven all-to-all, moved within its memory.
+struct LocalCopy {
+  const std::byte* from = nullptr;
+  std::byte* to = nullptr;
+  size_t bytes = 0;
+};
+
 struct Operation {
-  CollectiveArgs args;                // a collective, unless `group` is non-empty
+  CollectiveArgs args;                // a collective, unless `group` or `copies` is non-empty
   const std::byte* input = nullptr;
   std::byte* output = nullptr;
   std::vector<PointToPoint> group;
+  std::vector<LocalCopy> copies;      // run with the group
   std::shared_ptr<RequestState> request;  // made by submit(); blocking runs need none
 };
 
@@ -80,6 +88,10 @@ class Comm {
   // spare listener it published at init. Every survivor calls it with the same list.
   // Precondition: every excluded rank is in range, and this rank is not one of them.
   Result<std::unique_ptr<Comm>> shrink(const std::vector<int>& excluded);
+  // A new communicator of `members` (ranks of this one, this rank among them), numbered
+  // in the list's order, meeting at the first member's spare listener: what shrink and
+  // split both make. Every member calls it with the same list.
+  Result<std::unique_ptr<Comm>> regroup(const std::vector<int>& members);
   // The TCP link to `peer` once connected, else null; its rail figures are safe to read
   // from any thread.
   const TcpLink* tcp_link(int peer) const { return tcp_ ? tcp_->find(peer) : nullptr; }

@@ -17,6 +17,7 @@ using sched::BufferId;
 using sched::bus_factor;
 using sched::Collective;
 using sched::CollectiveArgs;
+using sched::copy_step;
 using sched::CostModel;
 using sched::DataType;
 using sched::describe;

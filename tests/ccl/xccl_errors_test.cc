@@ -225,5 +225,32 @@ TEST_F(OneRank, ShrinkRefusesBadLists) {
   EXPECT_EQ(xcclCommDestroy(out), xcclSuccess);
 }
 
+TEST_F(OneRank, GroupsAndUnevenAllToAllRefuseMisuse) {
+  float x = 1, y = 0;
+  xcclRequest_t q = nullptr;
+  xcclGroupStart();
+  EXPECT_EQ(xcclAllReduceAsync(&x, &y, 1, xcclFloat, xcclSum, comm_, &q), xcclInvalidUsage);
+  EXPECT_NE(std::string(xcclGetLastError()).find("inside a group"), std::string::npos) << xcclGetLastError();
+  EXPECT_EQ(xcclCommSplit(comm_, 0, 0, &comm_), xcclInvalidUsage);
+  EXPECT_EQ(xcclGroupEnd(), xcclSuccess);  // an empty group
+  const size_t one = 1, none = 0, zero = 0;
+  EXPECT_EQ(xcclAllToAllv(&x, &one, &zero, &y, &none, &zero, xcclFloat, comm_), xcclInvalidArgument);
+  EXPECT_NE(std::string(xcclGetLastError()).find("sends itself 1 elements but receives 0"), std::string::npos)
+      << xcclGetLastError();
+  EXPECT_EQ(xcclAllToAllv(&x, nullptr, &zero, &y, &one, &zero, xcclFloat, comm_), xcclInvalidArgument);
+  const size_t huge = ~size_t(0) / 2;
+  EXPECT_EQ(xcclAllToAllv(&x, &one, &huge, &y, &one, &zero, xcclFloat, comm_), xcclInvalidArgument);
+  EXPECT_NE(std::string(xcclGetLastError()).find("overflows"), std::string::npos) << xcclGetLastError();
+  ASSERT_EQ(xcclAllToAllv(&x, &one, &zero, &y, &one, &zero, xcclFloat, comm_), xcclSuccess) << xcclGetLastError();
+  EXPECT_EQ(y, 1.0f);
+  xcclComm_t part = nullptr;
+  EXPECT_EQ(xcclCommSplit(comm_, -2, 0, &part), xcclInvalidArgument);
+  ASSERT_EQ(xcclCommSplit(comm_, 7, 0, &part), xcclSuccess) << xcclGetLastError();
+  int count = 0;
+  xcclCommCount(part, &count);
+  EXPECT_EQ(count, 1);
+  EXPECT_EQ(xcclCommDestroy(part), xcclSuccess);
+}
+
 }  // namespace
 }  // namespace xm::ccl

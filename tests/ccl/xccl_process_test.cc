@@ -188,6 +188,104 @@ TEST(XcclProcesses, GroupedSendRecvExchange) {
   for (auto& r : results) EXPECT_EQ(r.exit_code, 0);
 }
 
+// Uneven all-to-all: rank s sends rank d (s + 1) * (d + 2) - 2 elements (rank 0 sends
+// rank 0 nothing), blocks packed in destination order, every value naming its source,
+// destination and index; blocking, then the same through the Async form.
+TEST(XcclProcesses, AllToAllvMovesUnevenBlocks) {
+  for (int n : {2, 3, 4}) {
+    auto results = test::run_ranks(n, [n](xcclComm_t comm, int me) {
+      auto count = [](int s, int d) { return size_t((s + 1) * (d + 2) - 2) * 1000; };
+      auto value = [](int s, int d, size_t i) { return int64_t(s) << 40 | int64_t(d) << 32 | int64_t(i); };
+      std::vector<size_t> sc(n), sd(n), rc(n), rd(n);
+      size_t sent = 0, received = 0;
+      for (int p = 0; p < n; ++p) {
+        sc[p] = count(me, p), sd[p] = sent, sent += sc[p];
+        rc[p] = count(p, me), rd[p] = received, received += rc[p];
+      }
+      std::vector<int64_t> in(sent), out(received, -1);
+      for (int p = 0; p < n; ++p)
+        for (size_t i = 0; i < sc[p]; ++i) in[sd[p] + i] = value(me, p, i);
+      for (int round = 0; round < 2; ++round) {
+        std::fill(out.begin(), out.end(), -1);
+        if (round == 0) {
+          if (xcclAllToAllv(in.data(), sc.data(), sd.data(), out.data(), rc.data(), rd.data(), xcclInt64, comm) != xcclSuccess)
+            return 1;
+        } else {
+          xcclRequest_t q = nullptr;
+          if (xcclAllToAllvAsync(in.data(), sc.data(), sd.data(), out.data(), rc.data(), rd.data(), xcclInt64, comm, &q) !=
+                  xcclSuccess ||
+              xcclWait(q) != xcclSuccess)
+            return 2;
+        }
+        for (int p = 0; p < n; ++p)
+          for (size_t i = 0; i < rc[p]; ++i)
+            if (out[rd[p] + i] != value(p, me, i)) return 3;
+      }
+      return 0;
+    });
+    for (auto& r : results) EXPECT_EQ(r.exit_code, 0) << n << " ranks";
+  }
+}
+
+// A group of collectives and point-to-point calls: the collectives run in call order,
+// then the sends and receives (called here before the collectives), as one request.
+TEST(XcclProcesses, CollectivesInsideAGroupRunInCallOrder) {
+  auto results = test::run_ranks(3, [](xcclComm_t comm, int rank) {
+    const int n = 3, to = (rank + 1) % n, from = (rank + n - 1) % n;
+    for (bool async : {false, true}) {
+      std::vector<float> a(100000, float(rank + 1)), sum(a.size(), 0.0f);
+      std::vector<int32_t> mine(7, rank), all(7 * n, -1), out(5000, rank * 10), in(5000, -1);
+      xcclGroupStart();
+      if (xcclRecv(in.data(), in.size(), xcclInt32, from, comm) != xcclSuccess) return 1;
+      if (xcclAllReduce(a.data(), sum.data(), a.size(), xcclFloat, xcclSum, comm) != xcclSuccess) return 2;
+      if (xcclSend(out.data(), out.size(), xcclInt32, to, comm) != xcclSuccess) return 3;
+      if (xcclAllGather(mine.data(), all.data(), mine.size(), xcclInt32, comm) != xcclSuccess) return 4;
+      // Nothing has run yet: the group is queued.
+      if (sum[0] != 0.0f || all[0] != -1 || in[0] != -1) return 5;
+      if (async) {
+        xcclRequest_t q = nullptr;
+        if (xcclGroupEndAsync(&q) != xcclSuccess || !q || xcclWait(q) != xcclSuccess) return 6;
+      } else if (xcclGroupEnd() != xcclSuccess) {
+        return 7;
+      }
+      if (sum[0] != 6.0f || sum.back() != 6.0f) return 8;
+      for (int i = 0; i < 7 * n; ++i)
+        if (all[i] != i / 7) return 9;
+      for (int32_t v : in)
+        if (v != from * 10) return 10;
+    }
+    return 0;
+  });
+  for (auto& r : results) EXPECT_EQ(r.exit_code, 0);
+}
+
+// Four ranks split by parity, numbered by descending key, and one rank left out: each
+// part is a working communicator of its own, its ranks in key order.
+TEST(XcclProcesses, SplitMakesCommunicatorsByColorInKeyOrder) {
+  auto results = test::run_ranks(5, [](xcclComm_t comm, int rank) {
+    const int color = rank == 4 ? XCCL_SPLIT_NOCOLOR : rank % 2;
+    xcclComm_t part = nullptr;
+    if (xcclCommSplit(comm, color, -rank, &part) != xcclSuccess) {
+      std::fprintf(stderr, "rank %d: %s\n", rank, xcclGetLastError());
+      return 1;
+    }
+    if (color == XCCL_SPLIT_NOCOLOR) return part == nullptr ? 0 : 2;
+    int size = 0, me = -1;
+    xcclCommCount(part, &size);
+    xcclCommUserRank(part, &me);
+    if (size != 2 || me != (rank < 2 ? 1 : 0)) return 3;  // keys -0,-2 and -1,-3: the higher rank first
+    int64_t v = rank, sum = 0;
+    std::vector<int32_t> who(2, -1);
+    int32_t mine = rank;
+    if (xcclAllReduce(&v, &sum, 1, xcclInt64, xcclSum, part) != xcclSuccess) return 4;
+    if (xcclAllGather(&mine, who.data(), 1, xcclInt32, part) != xcclSuccess) return 5;
+    if (sum != (color == 0 ? 2 : 4) || who[0] != color + 2 || who[1] != color) return 6;
+    if (xcclCommDestroy(part) != xcclSuccess) return 7;
+    return 0;
+  });
+  for (auto& r : results) EXPECT_EQ(r.exit_code, 0);
+}
+
 // This process's sockets: the bootstrap connection, the rail listeners, the spare bootstrap
 // listener (for a shrink), the data connections.
 int open_sockets() {

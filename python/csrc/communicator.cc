@@ -1,0 +1,143 @@
+#include "communicator.h"
+
+#include <c10/util/Exception.h>
+
+#include <cstring>
+#include <stdexcept>
+
+namespace xccl_torch {
+namespace {
+
+std::string last_error(const std::string& what, xcclResult_t r) {
+  std::string detail = xcclGetLastError();
+  return what + ": " + (detail.empty() ? xcclGetErrorString(r) : detail);
+}
+
+}  // namespace
+
+Communicator::Communicator(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, const std::string& key)
+    : rank_(rank), size_(size) {
+  xcclUniqueId id{};
+  if (rank == 0) {
+    xcclResult_t r = xcclGetUniqueId(&id);
+    TORCH_CHECK(r == xcclSuccess, last_error("xccl: making the job's id", r));
+    store->set(key, std::vector<uint8_t>(id.internal, id.internal + sizeof id.internal));
+  } else {
+    std::vector<uint8_t> got = store->get(key);
+    TORCH_CHECK(got.size() == sizeof id.internal, "xccl: the store's ", key, " holds ", got.size(), " bytes, not an xccl id of ",
+                sizeof id.internal);
+    std::memcpy(id.internal, got.data(), got.size());
+  }
+  xcclResult_t r = xcclCommInitRank(&comm_, size, id, rank);
+  TORCH_CHECK(r == xcclSuccess, last_error("xccl: rank " + std::to_string(rank) + " of " + std::to_string(size) + " joining", r));
+  progress_ = std::thread([this] { progress(); });
+}
+
+Communicator::~Communicator() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  progress_.join();  // the queue drains first: every work completes, with its error if any
+  xcclCommDestroy(comm_);
+}
+
+c10::intrusive_ptr<c10d::Work> Communicator::launch(Launch op) {
+  auto work = c10::make_intrusive<WorkXccl>(rank_, op.type, op.what.c_str(), op.outputs);
+  std::lock_guard<std::mutex> lock(issue_mu_);
+  const bool coalescing = coalescing_ == std::this_thread::get_id();
+  xcclGroupStart();
+  xcclResult_t r = op.issue(comm_);
+  std::string error = r == xcclSuccess ? "" : last_error(op.what, r);
+  xcclRequest_t request = nullptr;
+  xcclResult_t ended = xcclGroupEndAsync(&request);  // inside a coalescing group: queued, no request
+  if (!error.empty()) {
+    if (request) xcclWait(request);  // what was queued before the failed call
+    TORCH_CHECK(false, error);
+  }
+  TORCH_CHECK(ended == xcclSuccess, last_error(op.what, ended));
+  if (coalescing) {
+    coalesced_.works.push_back(work);
+    if (op.finish) coalesced_.finishes.push_back(std::move(op.finish));
+    for (at::Tensor& t : op.keep) coalesced_.keep.push_back(std::move(t));
+    return work;
+  }
+  Pending p{op.what, request, {work}, {}, std::move(op.keep)};
+  if (op.finish) p.finishes.push_back(std::move(op.finish));
+  enqueue(std::move(p));
+  return work;
+}
+
+void Communicator::start_coalescing() {
+  std::lock_guard<std::mutex> lock(issue_mu_);
+  TORCH_CHECK(coalescing_ == std::thread::id(), "xccl: start_coalescing twice without end_coalescing");
+  coalescing_ = std::this_thread::get_id();
+  coalesced_ = Pending{};
+  coalesced_.what = "xccl coalesced operations";
+  xcclGroupStart();
+}
+
+void Communicator::end_coalescing() {
+  std::lock_guard<std::mutex> lock(issue_mu_);
+  TORCH_CHECK(coalescing_ == std::this_thread::get_id(), "xccl: end_coalescing without start_coalescing on this thread");
+  coalescing_ = std::thread::id();
+  xcclRequest_t request = nullptr;
+  xcclResult_t r = xcclGroupEndAsync(&request);
+  Pending p = std::move(coalesced_);
+  p.request = request;
+  if (r != xcclSuccess) {
+    auto error = std::make_exception_ptr(std::runtime_error(last_error(p.what, r)));
+    for (auto& w : p.works) w->complete(error);
+    TORCH_CHECK(false, last_error(p.what, r));
+  }
+  enqueue(std::move(p));
+}
+
+void Communicator::enqueue(Pending p) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(p));
+  }
+  cv_.notify_one();
+}
+
+void Communicator::progress() {
+  for (;;) {
+    Pending p;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and nothing left
+      p = std::move(queue_.front());
+      queue_.pop_front();
+      busy_ = true;
+    }
+    std::exception_ptr error;
+    xcclResult_t r = p.request ? xcclWait(p.request) : xcclSuccess;
+    if (r != xcclSuccess) {
+      error = std::make_exception_ptr(std::runtime_error(last_error(p.what, r)));
+    } else {
+      try {
+        for (auto& f : p.finishes) f();
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
+    p.keep.clear();
+    // No lock is held here: completing a future runs its callbacks (DDP's, Python's).
+    for (auto& w : p.works) w->complete(error);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      busy_ = false;
+    }
+    idle_cv_.notify_all();
+  }
+}
+
+void Communicator::drain() {
+  std::unique_lock<std::mutex> lock(mu_);
+  idle_cv_.wait(lock, [this] { return queue_.empty() && !busy_; });
+}
+
+}  // namespace xccl_torch
