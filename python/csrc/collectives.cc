@@ -336,7 +336,7 @@ WorkPtr send(Communicator& c, Tensors& tensors, int peer, int tag) {
   at::Tensor d = input(c, single(tensors, what), what);
   xcclDataType_t type = xccl_type(d.scalar_type(), what);
   return c.launch({what, c10d::OpType::SEND, tensors, {d},
-                   [d, type, peer](xcclComm_t comm) { return xcclSend(ptr(d), count(d), type, peer, comm); }, {}});
+                   [d, type, peer](xcclComm_t comm) { return xcclSend(ptr(d), count(d), type, peer, comm); }, {}, true});
 }
 
 WorkPtr recv(Communicator& c, Tensors& tensors, int peer, int tag) {
@@ -347,7 +347,7 @@ WorkPtr recv(Communicator& c, Tensors& tensors, int peer, int tag) {
   xcclDataType_t type = xccl_type(d.scalar_type(), what);
   return c.launch({what, c10d::OpType::RECV, tensors, {d},
                    [d, type, peer](xcclComm_t comm) { return xcclRecv(ptr(d), count(d), type, peer, comm); },
-                   copy_back({s})});
+                   copy_back({s}), true});
 }
 
 WorkPtr barrier(Communicator& c) {

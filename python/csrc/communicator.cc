@@ -30,10 +30,16 @@ Communicator::Communicator(const c10::intrusive_ptr<c10d::Store>& store, int ran
   }
   xcclResult_t r = xcclCommInitRank(&comm_, size, id, rank);
   TORCH_CHECK(r == xcclSuccess, last_error("xccl: rank " + std::to_string(rank) + " of " + std::to_string(size) + " joining", r));
+  self_ = std::make_shared<Communicator*>(this);
   progress_ = std::thread([this] { progress(); });
 }
 
 Communicator::~Communicator() {
+  flush();
+  {
+    std::lock_guard<std::mutex> lock(issue_mu_);
+    *self_ = nullptr;
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
@@ -47,31 +53,71 @@ c10::intrusive_ptr<c10d::Work> Communicator::launch(Launch op) {
   auto work = c10::make_intrusive<WorkXccl>(rank_, op.type, op.what.c_str(), op.outputs);
   std::lock_guard<std::mutex> lock(issue_mu_);
   const bool coalescing = coalescing_ == std::this_thread::get_id();
-  xcclGroupStart();
-  xcclResult_t r = op.issue(comm_);
-  std::string error = r == xcclSuccess ? "" : last_error(op.what, r);
-  xcclRequest_t request = nullptr;
-  xcclResult_t ended = xcclGroupEndAsync(&request);  // inside a coalescing group: queued, no request
-  if (!error.empty()) {
-    if (request) xcclWait(request);  // what was queued before the failed call
-    TORCH_CHECK(false, error);
-  }
-  TORCH_CHECK(ended == xcclSuccess, last_error(op.what, ended));
-  if (coalescing) {
-    coalesced_.works.push_back(work);
-    if (op.finish) coalesced_.finishes.push_back(std::move(op.finish));
-    for (at::Tensor& t : op.keep) coalesced_.keep.push_back(std::move(t));
+  if (op.point_to_point && !coalescing) {
+    work->set_before_wait([weak = std::weak_ptr<Communicator*>(self_)] {
+      if (auto self = weak.lock(); self && *self) (*self)->flush();
+    });
+    held_.emplace_back(std::move(op), work);
     return work;
   }
-  Pending p{op.what, request, {work}, {}, std::move(op.keep)};
-  if (op.finish) p.finishes.push_back(std::move(op.finish));
-  enqueue(std::move(p));
+  flush_locked();
+  std::vector<std::pair<Launch, c10::intrusive_ptr<WorkXccl>>> one;
+  one.emplace_back(std::move(op), work);
+  std::string error = issue_group(one);  // inside coalescing: joins the open group
+  TORCH_CHECK(error.empty(), error);
   return work;
+}
+
+std::string Communicator::issue_group(std::vector<std::pair<Launch, c10::intrusive_ptr<WorkXccl>>>& ops) {
+  const bool coalescing = coalescing_ == std::this_thread::get_id();
+  std::string error;
+  xcclGroupStart();
+  for (auto& [op, work] : ops)
+    if (xcclResult_t r = op.issue(comm_); r != xcclSuccess) {
+      error = last_error(op.what, r);
+      break;
+    }
+  xcclRequest_t request = nullptr;
+  xcclResult_t ended = xcclGroupEndAsync(&request);  // nested in a coalescing group: no request yet
+  if (error.empty() && ended != xcclSuccess) error = last_error(ops.front().first.what, ended);
+  if (!error.empty()) {
+    if (request) xcclWait(request);  // what was queued before the failed call
+    return error;
+  }
+  Pending fresh;
+  Pending& into = coalescing ? coalesced_ : fresh;
+  into.what = coalescing ? into.what : ops.front().first.what;
+  for (auto& [op, work] : ops) {
+    into.works.push_back(work);
+    if (op.finish) into.finishes.push_back(std::move(op.finish));
+    for (at::Tensor& t : op.keep) into.keep.push_back(std::move(t));
+  }
+  if (!coalescing) {
+    fresh.request = request;
+    enqueue(std::move(fresh));
+  }
+  return "";
+}
+
+void Communicator::flush() {
+  std::lock_guard<std::mutex> lock(issue_mu_);
+  flush_locked();
+}
+
+void Communicator::flush_locked() {
+  if (held_.empty()) return;
+  auto ops = std::move(held_);
+  held_.clear();
+  if (std::string error = issue_group(ops); !error.empty()) {
+    auto e = std::make_exception_ptr(std::runtime_error(error));
+    for (auto& [op, work] : ops) work->complete(e);
+  }
 }
 
 void Communicator::start_coalescing() {
   std::lock_guard<std::mutex> lock(issue_mu_);
   TORCH_CHECK(coalescing_ == std::thread::id(), "xccl: start_coalescing twice without end_coalescing");
+  flush_locked();
   coalescing_ = std::this_thread::get_id();
   coalesced_ = Pending{};
   coalesced_.what = "xccl coalesced operations";
@@ -136,6 +182,7 @@ void Communicator::progress() {
 }
 
 void Communicator::drain() {
+  flush();
   std::unique_lock<std::mutex> lock(mu_);
   idle_cv_.wait(lock, [this] { return queue_.empty() && !busy_; });
 }

@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -32,6 +33,7 @@ struct Launch {
   std::vector<at::Tensor> keep;                    // inputs and staging
   std::function<xcclResult_t(xcclComm_t)> issue;   // the xccl calls
   std::function<void()> finish;                    // after success; may be empty
+  bool point_to_point = false;                     // a send or receive: may be held back
 };
 
 class Communicator {
@@ -46,6 +48,11 @@ class Communicator {
   int rank() const { return rank_; }
   int size() const { return size_; }
 
+  // Issues `op`, after every operation launched before it. A send or receive outside
+  // coalescing is held back and issued, together with the sends and receives after it,
+  // as one group when anything waits on or polls one of them or another operation is
+  // launched: so an isend followed by an irecv of the same exchange cannot deadlock (as
+  // gloo's do not), while a send xccl could not buffer would block the receive behind it.
   c10::intrusive_ptr<c10d::Work> launch(Launch op);
   // Operations launched on this thread between these two are issued as one group (and
   // so may exchange with each other: batch_isend_irecv); their works complete together.
@@ -66,12 +73,19 @@ class Communicator {
   };
   void progress();
   void enqueue(Pending p);
+  void flush();         // issues the held-back sends and receives
+  void flush_locked();  // the same, issue_mu_ held
+  // Issues `ops` as one xccl group; their works complete together.
+  // Returns the first failure's message (nothing was left queued), or "".
+  std::string issue_group(std::vector<std::pair<Launch, c10::intrusive_ptr<WorkXccl>>>& ops);
 
   int rank_, size_;
   xcclComm_t comm_ = nullptr;
   std::mutex issue_mu_;  // xccl calls and queue order: one operation at a time
   std::thread::id coalescing_;  // the thread inside start/end_coalescing, if any
   Pending coalesced_;
+  std::vector<std::pair<Launch, c10::intrusive_ptr<WorkXccl>>> held_;  // sends and receives not yet issued
+  std::shared_ptr<Communicator*> self_;  // what held-back works flush through; null once destroyed
 
   std::mutex mu_;
   std::condition_variable cv_;
