@@ -63,6 +63,12 @@ std::function<void()> unpack_into(Tensors outputs, at::Tensor block) {
   };
 }
 
+// What every rank must pass alike (checked with TORCH_DISTRIBUTED_DEBUG=DETAIL).
+void agree(Communicator& c, const std::string& what, c10d::OpType type, const at::Tensor& t, int64_t out_numel = -1,
+           int64_t root = -1, int op = -1) {
+  c.agree(what, {int64_t(type), int64_t(t.scalar_type()), t.numel(), out_numel, root, op});
+}
+
 void check_root(const Communicator& c, int64_t root, const std::string& what) {
   TORCH_CHECK(root >= 0 && root < c.size(), what, ": root ", root, " is not a rank of 0..", c.size() - 1);
 }
@@ -80,6 +86,7 @@ WorkPtr allreduce(Communicator& c, Tensors& tensors, const c10d::AllreduceOption
   Staged s = stage(c, single(tensors, what), what);
   Reduction r = reduction(s.data.scalar_type(), opts.reduceOp, what);
   at::Tensor d = s.data;
+  agree(c, what, c10d::OpType::ALLREDUCE, d, -1, -1, int(opts.reduceOp.op_));
   return c.launch({what, c10d::OpType::ALLREDUCE, tensors, {d},
                    [d, r](xcclComm_t comm) { return xcclAllReduce(ptr(d), ptr(d), count(d), r.type, r.op, comm); },
                    copy_back({s})});
@@ -96,6 +103,7 @@ WorkPtr allreduce_coalesced(Communicator& c, Tensors& tensors, const c10d::Allre
   Tensors data;
   for (const Staged& s : staged) data.push_back(s.data);
   // One group of all-reduces, one per tensor, each in place: no packing copy.
+  for (const Staged& t : staged) agree(c, what, c10d::OpType::ALLREDUCE_COALESCED, t.data, -1, -1, int(opts.reduceOp.op_));
   return c.launch({what, c10d::OpType::ALLREDUCE_COALESCED, tensors, data,
                    [data, reductions](xcclComm_t comm) {
                      for (size_t i = 0; i < data.size(); ++i)
@@ -115,6 +123,7 @@ WorkPtr broadcast(Communicator& c, Tensors& tensors, const c10d::BroadcastOption
   at::Tensor d = s.data;
   xcclDataType_t type = xccl_type(d.scalar_type(), what);
   int root = int(opts.rootRank);
+  agree(c, what, c10d::OpType::BROADCAST, d, -1, root);
   return c.launch({what, c10d::OpType::BROADCAST, tensors, {d},
                    [d, type, root](xcclComm_t comm) { return xcclBroadcast(ptr(d), ptr(d), count(d), type, root, comm); },
                    copy_back({s})});
@@ -127,6 +136,7 @@ WorkPtr reduce(Communicator& c, Tensors& tensors, const c10d::ReduceOptions& opt
   at::Tensor d = s.data;
   Reduction r = reduction(d.scalar_type(), opts.reduceOp, what);
   int root = int(opts.rootRank);
+  agree(c, what, c10d::OpType::REDUCE, d, -1, root, int(opts.reduceOp.op_));
   return c.launch({what, c10d::OpType::REDUCE, tensors, {d},
                    [d, r, root](xcclComm_t comm) { return xcclReduce(ptr(d), ptr(d), count(d), r.type, r.op, root, comm); },
                    copy_back({s})});
@@ -142,6 +152,7 @@ WorkPtr allgather_base(Communicator& c, at::Tensor& output, at::Tensor& input) {
               c.size(), " x ", input.numel());
   at::Tensor o = out.data;
   xcclDataType_t type = xccl_type(in.scalar_type(), what);
+  agree(c, what, c10d::OpType::_ALLGATHER_BASE, in, o.numel());
   return c.launch({what, c10d::OpType::_ALLGATHER_BASE, {output}, {in, o},
                    [in, o, type](xcclComm_t comm) { return xcclAllGather(ptr(in), ptr(o), count(in), type, comm); },
                    copy_back({out})});
@@ -164,6 +175,7 @@ WorkPtr allgather_coalesced(Communicator& c, std::vector<Tensors>& outputs, Tens
   }
   Tensors keep = ins;
   keep.insert(keep.end(), blocks.begin(), blocks.end());
+  for (const at::Tensor& in : ins) agree(c, what, c10d::OpType::ALLGATHER, in);
   return c.launch({what, c10d::OpType::ALLGATHER, results, keep,
                    [ins, blocks, what](xcclComm_t comm) {
                      for (size_t i = 0; i < ins.size(); ++i)
@@ -200,6 +212,7 @@ WorkPtr gather(Communicator& c, std::vector<Tensors>& outputs, Tensors& inputs, 
   Tensors slots, keep{in}, results = me == root ? outputs[0] : Tensors{};
   for (const Staged& s : staged) slots.push_back(s.data), keep.push_back(s.data);
   xcclDataType_t type = xccl_type(in.scalar_type(), what);
+  agree(c, what, c10d::OpType::GATHER, in, -1, root);
   return c.launch({what, c10d::OpType::GATHER, results, keep,
                    [in, slots, type, root, me, n](xcclComm_t comm) {
                      if (me != root) return xcclSend(ptr(in), count(in), type, root, comm);
@@ -230,6 +243,7 @@ WorkPtr scatter(Communicator& c, Tensors& outputs, std::vector<Tensors>& inputs,
   Tensors keep = parts;
   keep.push_back(o);
   xcclDataType_t type = xccl_type(o.scalar_type(), what);
+  agree(c, what, c10d::OpType::SCATTER, o, -1, root);
   return c.launch({what, c10d::OpType::SCATTER, outputs, keep,
                    [o, parts, type, root, me, n](xcclComm_t comm) {
                      if (me != root) return xcclRecv(ptr(o), count(o), type, root, comm);
@@ -252,6 +266,7 @@ WorkPtr reduce_scatter_base(Communicator& c, at::Tensor& output, at::Tensor& inp
               " x ", output.numel());
   Reduction r = reduction(in.scalar_type(), opts.reduceOp, what);
   at::Tensor o = out.data;
+  agree(c, what, c10d::OpType::_REDUCE_SCATTER_BASE, in, o.numel(), -1, int(opts.reduceOp.op_));
   return c.launch({what, c10d::OpType::_REDUCE_SCATTER_BASE, {output}, {in, o},
                    [in, o, r](xcclComm_t comm) { return xcclReduceScatter(ptr(in), ptr(o), count(o), r.type, r.op, comm); },
                    copy_back({out})});
@@ -297,6 +312,8 @@ WorkPtr alltoall_base(Communicator& c, at::Tensor& output, at::Tensor& input, st
   auto [rc, rd] = counts(output, output_splits, "output");
   at::Tensor o = out.data;
   xcclDataType_t type = xccl_type(in.scalar_type(), what);
+  // Uneven splits differ by rank: only the kind and type must agree.
+  c.agree(what, {int64_t(c10d::OpType::ALLTOALL_BASE), int64_t(in.scalar_type())});
   return c.launch({what, c10d::OpType::ALLTOALL_BASE, {output}, {in, o},
                    [in, o, type, sc = sc, sd = sd, rc = rc, rd = rd](xcclComm_t comm) {
                      return xcclAllToAllv(ptr(in), sc.data(), sd.data(), ptr(o), rc.data(), rd.data(), type, comm);
@@ -323,6 +340,7 @@ WorkPtr alltoall(Communicator& c, Tensors& outputs, Tensors& inputs) {
   }
   block = at::empty({received}, inputs[0].options());
   xcclDataType_t type = xccl_type(in.scalar_type(), what);
+  c.agree(what, {int64_t(c10d::OpType::ALLTOALL), int64_t(in.scalar_type())});
   return c.launch({what, c10d::OpType::ALLTOALL, outputs, {in, block},
                    [in, block, type, sc, sd, rc, rd](xcclComm_t comm) {
                      return xcclAllToAllv(ptr(in), sc.data(), sd.data(), ptr(block), rc.data(), rd.data(), type, comm);

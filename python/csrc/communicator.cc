@@ -2,6 +2,7 @@
 
 #include <c10/util/Exception.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -17,6 +18,8 @@ std::string last_error(const std::string& what, xcclResult_t r) {
 
 Communicator::Communicator(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, const std::string& key)
     : rank_(rank), size_(size) {
+  const char* debug = std::getenv("TORCH_DISTRIBUTED_DEBUG");
+  check_agreement_ = debug && std::string(debug) == "DETAIL";
   xcclUniqueId id{};
   if (rank == 0) {
     xcclResult_t r = xcclGetUniqueId(&id);
@@ -138,6 +141,29 @@ void Communicator::end_coalescing() {
     TORCH_CHECK(false, last_error(p.what, r));
   }
   enqueue(std::move(p));
+}
+
+void Communicator::agree(const std::string& what, const std::vector<int64_t>& signature) {
+  if (!check_agreement_) return;
+  constexpr size_t kFields = 8;
+  TORCH_INTERNAL_ASSERT(signature.size() <= kFields);
+  std::vector<int64_t> mine(kFields, -1), all(kFields * size_t(size_));
+  std::copy(signature.begin(), signature.end(), mine.begin());
+  {
+    std::lock_guard<std::mutex> lock(issue_mu_);
+    flush_locked();
+    xcclResult_t r = xcclAllGather(mine.data(), all.data(), kFields, xcclInt64, comm_);
+    TORCH_CHECK(r == xcclSuccess, last_error(what + ": checking that the ranks agree", r));
+  }
+  auto describe = [&](int r) {
+    std::string out = "rank " + std::to_string(r) + " (";
+    for (size_t i = 0; i < signature.size(); ++i) out += (i ? " " : "") + std::to_string(all[size_t(r) * kFields + i]);
+    return out + ")";
+  };
+  for (int r = 0; r < size_; ++r)
+    TORCH_CHECK(std::equal(mine.begin(), mine.end(), all.begin() + long(r) * long(kFields)), what,
+                ": the ranks disagree on the call (operation, type, element counts, root, op): ", describe(rank_),
+                " against ", describe(r));
 }
 
 void Communicator::enqueue(Pending p) {

@@ -62,6 +62,11 @@ class Communicator {
   // copies an input on the calling thread (staging, packing), so that the copy sees what
   // the earlier operations wrote, as it would if xccl read the tensor in place.
   void drain();
+  // With TORCH_DISTRIBUTED_DEBUG=DETAIL (PyTorch's switch for the same check on gloo and
+  // NCCL): every rank's `signature` of the collective it is about to launch (kind, type,
+  // sizes, root), compared across ranks by one small all-gather; disagreement is an error
+  // naming each rank's call. Off by default: like NCCL, xccl trusts the ranks to agree.
+  void agree(const std::string& what, const std::vector<int64_t>& signature);
 
  private:
   struct Pending {
@@ -80,6 +85,7 @@ class Communicator {
   std::string issue_group(std::vector<std::pair<Launch, c10::intrusive_ptr<WorkXccl>>>& ops);
 
   int rank_, size_;
+  bool check_agreement_ = false;
   xcclComm_t comm_ = nullptr;
   std::mutex issue_mu_;  // xccl calls and queue order: one operation at a time
   std::thread::id coalescing_;  // the thread inside start/end_coalescing, if any

@@ -96,7 +96,8 @@ def worker():
                                if op != R.AVG else (_ for _ in ()).throw(RuntimeError("gloo has no AVG")))
                 same(got, want, f"all_reduce {op} {tag}")
             x = data(dtype, numel, seed)
-            for root in range(n):
+            roots = range(n) if numel < 65537 else [n - 1]  # every root; the last alone at large sizes
+            for root in roots:
                 got = x.clone()
                 dist.broadcast(got, root)
                 want = gloo_or(lambda: everyone(x)[root].to(dtype),
@@ -155,7 +156,7 @@ def worker():
                 sent = data(dtype, (p + rank) % 3 + numel // 1000, seed + 11 + rank, who=p)
                 same(outs[p], sent, f"all_to_all list from {p} {tag}")
             # gather and scatter from every root
-            for root in range(n):
+            for root in roots:
                 got = [torch.empty_like(x) for _ in range(n)] if rank == root else None
                 dist.gather(x, got, dst=root)
                 want = gloo_or(lambda: [p.to(dtype) for p in everyone(x)],
