@@ -158,25 +158,29 @@ WorkPtr allgather_base(Communicator& c, at::Tensor& output, at::Tensor& input) {
                    copy_back({out})});
 }
 
-WorkPtr allgather_coalesced(Communicator& c, std::vector<Tensors>& outputs, Tensors& inputs) {
+namespace {
+
+// All-gathers of several inputs as one group: `per_input[i]` receives every rank's
+// inputs[i], one tensor per rank.
+WorkPtr allgather_lists(Communicator& c, const std::vector<Tensors>& per_input, Tensors& inputs, c10d::OpType type,
+                        Tensors results) {
   const std::string what = "xccl allgather";
-  TORCH_CHECK(outputs.size() == inputs.size(), what, ": ", outputs.size(), " output lists for ", inputs.size(), " inputs");
-  Tensors ins, blocks, results;
+  Tensors ins, blocks;
   std::vector<std::function<void()>> unpacks;
   for (size_t i = 0; i < inputs.size(); ++i) {
     at::Tensor in = input(c, inputs[i], what);
-    TORCH_CHECK(outputs[i].size() == size_t(c.size()), what, ": ", outputs[i].size(), " outputs for ", c.size(), " ranks");
-    check_same(outputs[i], in, what);
+    TORCH_CHECK(per_input[i].size() == size_t(c.size()), what, ": ", per_input[i].size(), " outputs for ", c.size(), " ranks");
+    check_same(per_input[i], in, what);
+    for (const at::Tensor& o : per_input[i]) check(o, what);
     at::Tensor block = at::empty({in.numel() * c.size()}, in.options());
     ins.push_back(in);
     blocks.push_back(block);
-    unpacks.push_back(unpack_into(outputs[i], block));
-    results.insert(results.end(), outputs[i].begin(), outputs[i].end());
+    unpacks.push_back(unpack_into(per_input[i], block));
   }
+  for (const at::Tensor& in : ins) agree(c, what, type, in);
   Tensors keep = ins;
   keep.insert(keep.end(), blocks.begin(), blocks.end());
-  for (const at::Tensor& in : ins) agree(c, what, c10d::OpType::ALLGATHER, in);
-  return c.launch({what, c10d::OpType::ALLGATHER, results, keep,
+  return c.launch({what, type, std::move(results), keep,
                    [ins, blocks, what](xcclComm_t comm) {
                      for (size_t i = 0; i < ins.size(); ++i)
                        if (xcclResult_t e = xcclAllGather(ptr(ins[i]), ptr(blocks[i]), count(ins[i]),
@@ -190,9 +194,27 @@ WorkPtr allgather_coalesced(Communicator& c, std::vector<Tensors>& outputs, Tens
                    }});
 }
 
+}  // namespace
+
 WorkPtr allgather(Communicator& c, std::vector<Tensors>& outputs, Tensors& inputs) {
   single(inputs, "xccl allgather");
-  return allgather_coalesced(c, outputs, inputs);
+  TORCH_CHECK(outputs.size() == 1, "xccl allgather: takes one list of outputs per process, got ", outputs.size());
+  return allgather_lists(c, outputs, inputs, c10d::OpType::ALLGATHER, outputs[0]);
+}
+
+WorkPtr allgather_coalesced(Communicator& c, std::vector<Tensors>& outputs, Tensors& inputs) {
+  // outputs[r][i] is rank r's inputs[i].
+  TORCH_CHECK(outputs.size() == size_t(c.size()), "xccl allgather_coalesced: ", outputs.size(), " output lists for ",
+              c.size(), " ranks");
+  std::vector<Tensors> per_input(inputs.size());
+  Tensors results;
+  for (size_t r = 0; r < outputs.size(); ++r) {
+    TORCH_CHECK(outputs[r].size() == inputs.size(), "xccl allgather_coalesced: rank ", r, "'s list holds ",
+                outputs[r].size(), " tensors for ", inputs.size(), " inputs");
+    for (size_t i = 0; i < inputs.size(); ++i) per_input[i].push_back(outputs[r][i]);
+    results.insert(results.end(), outputs[r].begin(), outputs[r].end());
+  }
+  return allgather_lists(c, per_input, inputs, c10d::OpType::ALLGATHER_COALESCED, std::move(results));
 }
 
 WorkPtr gather(Communicator& c, std::vector<Tensors>& outputs, Tensors& inputs, const c10d::GatherOptions& opts) {

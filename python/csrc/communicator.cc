@@ -14,6 +14,19 @@ std::string last_error(const std::string& what, xcclResult_t r) {
   return what + ": " + (detail.empty() ? xcclGetErrorString(r) : detail);
 }
 
+// Where rank 0 hosts the job's bootstrap: XCCL_BOOTSTRAP_ADDR if set; else the first
+// address this rank's rails name (XCCL_RAILS, as the testbed and a multi-NIC host set
+// it), so that ranks on other hosts can reach it; else xccl's default (127.0.0.1).
+void choose_bootstrap_address() {
+  if (std::getenv("XCCL_BOOTSTRAP_ADDR")) return;
+  const char* rails = std::getenv("XCCL_RAILS");
+  if (!rails) return;
+  std::string first(rails);
+  first = first.substr(0, first.find_first_of(",@/"));
+  if (!first.empty() && first.find_first_not_of("0123456789.") == std::string::npos)
+    setenv("XCCL_BOOTSTRAP_ADDR", first.c_str(), 0);
+}
+
 }  // namespace
 
 Communicator::Communicator(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, const std::string& key)
@@ -22,6 +35,7 @@ Communicator::Communicator(const c10::intrusive_ptr<c10d::Store>& store, int ran
   check_agreement_ = debug && std::string(debug) == "DETAIL";
   xcclUniqueId id{};
   if (rank == 0) {
+    choose_bootstrap_address();
     xcclResult_t r = xcclGetUniqueId(&id);
     TORCH_CHECK(r == xcclSuccess, last_error("xccl: making the job's id", r));
     store->set(key, std::vector<uint8_t>(id.internal, id.internal + sizeof id.internal));
