@@ -6,7 +6,9 @@
    by DDP on the xccl default group, one on a gloo group over the same ranks. Rounds
    alternate xccl and gloo (A B A B ...); each round times STEPS steps (forward,
    backward with DDP's bucketed all-reduce overlapped, SGD step) after a warm-up. Batch 1
-   on one thread per rank: a communication-bound step, where the backend decides.
+   on one thread per rank: a communication-bound step, where the backend decides. A third
+   copy without DDP times the compute alone; step minus compute is the communication
+   the step did not hide.
 2. The binding's cost. busbw of all_reduce / all_gather / reduce_scatter / all_to_all of
    16 MiB through torch.distributed (xccl backend), alternated with xccl-perf's busbw on
    the same size and rank count (out of place, nccl-tests' definition).
@@ -43,7 +45,8 @@ def ddp_worker(args):
         torch.manual_seed(0)
         return nn.Sequential(*[nn.Linear(args.width, args.width) for _ in range(args.layers)])
 
-    nets = {"xccl": DDP(model()), "gloo": DDP(model(), process_group=gloo)}
+    # "local": the same model without DDP, the step's compute alone.
+    nets = {"xccl": DDP(model()), "gloo": DDP(model(), process_group=gloo), "local": model()}
     opts = {k: torch.optim.SGD(m.parameters(), lr=1e-6) for k, m in nets.items()}
     x = torch.randn(1, args.width)
     grad_mb = sum(p.numel() * p.element_size() for p in nets["xccl"].parameters()) / 1e6
@@ -53,12 +56,12 @@ def ddp_worker(args):
         nets[k](x).sum().backward()
         opts[k].step()
 
-    times = {"xccl": [], "gloo": []}
+    times = {k: [] for k in nets}
     for k in nets:
         for _ in range(args.warmup):
             step(k)
     for r in range(args.rounds):
-        for k in (["xccl", "gloo"] if r % 2 == 0 else ["gloo", "xccl"]):
+        for k in (["xccl", "gloo", "local"] if r % 2 == 0 else ["local", "gloo", "xccl"]):
             dist.barrier(group=gloo)
             start = time.perf_counter()
             for _ in range(args.steps):
@@ -154,14 +157,18 @@ def main():
         label = "registered memory" if env else "plain memory"
         if not args.skip_ddp:
             print(f"\nDDP step time, {label} (median over {args.rounds} alternating rounds of {args.steps} steps, min-max)")
-            print("| ranks | gradients | xccl step (ms) | gloo step (ms) | gloo / xccl |")
-            print("|---|---|---|---|---|")
+            print("| ranks | gradients | xccl step (ms) | gloo step (ms) | gloo / xccl | compute alone (ms) |"
+                  " communication not hidden, xccl / gloo (ms) | gloo / xccl |")
+            print("|---|---|---|---|---|---|---|---|")
             for n in args.ranks:
                 r = result(check_world(me, n, ["--worker", "ddp", *common], env=env, timeout=1800))
                 x = [t * 1e3 for t in r["times"]["xccl"]]
                 g = [t * 1e3 for t in r["times"]["gloo"]]
+                c = [t * 1e3 for t in r["times"]["local"]]
+                cx, cg = statistics.median(x) - statistics.median(c), statistics.median(g) - statistics.median(c)
                 print(f"| {n} | {r['grad_mb']:.1f} MB | {spread(x)} | {spread(g)} | "
-                      f"{statistics.median(g) / statistics.median(x):.2f}x |", flush=True)
+                      f"{statistics.median(g) / statistics.median(x):.2f}x | {spread(c)} | {cx:.0f} / {cg:.0f} | "
+                      f"{cg / cx:.2f}x |", flush=True)
         if not args.skip_busbw:
             print(f"\nbusbw at {args.bytes >> 20} MiB, {label}: torch.distributed (xccl backend) against xccl-perf "
                   f"(median over {args.rounds} alternating launches, min-max)")
