@@ -223,6 +223,9 @@ void Communicator::progress() {
 
 void Communicator::drain() {
   flush();
+  // From a future's callback (a DDP comm hook launching its next operation) the progress
+  // thread itself asks: what it completed is final, and waiting on itself would hang.
+  if (std::this_thread::get_id() == progress_.get_id()) return;
   std::unique_lock<std::mutex> lock(mu_);
   idle_cv_.wait(lock, [this] { return queue_.empty() && !busy_; });
 }
