@@ -71,7 +71,8 @@ const char* xcclGetLastError(void);
 /* Makes the job's id: where the bootstrap root listens (started in this process, which
  * must stay alive while the communicator is built) and the job's secret. Send it to
  * every rank out of band. XCCL_BOOTSTRAP_ADDR (host[:port]) chooses the address;
- * default 127.0.0.1 and any free port. */
+ * default the first address of XCCL_RAILS (this host's first NIC), else 127.0.0.1, and
+ * any free port. */
 xcclResult_t xcclGetUniqueId(xcclUniqueId* id);
 
 /* Joins rank `rank` of `nranks`. Blocks until every rank joined (or XCCL_INIT_TIMEOUT_MS). */

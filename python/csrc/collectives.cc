@@ -9,6 +9,19 @@ namespace xccl_torch {
 namespace {
 
 void* ptr(const at::Tensor& t) { return t.data_ptr(); }
+
+// call(i) for i in 0..n-1, stopping at the first failure: an operation's xccl calls.
+template <typename Call>
+xcclResult_t each(size_t n, Call call) {
+  for (size_t i = 0; i < n; ++i)
+    if (xcclResult_t e = call(i); e != xcclSuccess) return e;
+  return xcclSuccess;
+}
+
+void check_same_type(const at::Tensor& output, const at::Tensor& input, const std::string& what) {
+  TORCH_CHECK(output.scalar_type() == input.scalar_type(), what, ": output is ", output.scalar_type(), ", input ",
+              input.scalar_type());
+}
 size_t count(const at::Tensor& t) { return size_t(t.numel()); }
 
 // A tensor and the block xccl reads or writes it through: the tensor itself when it is
@@ -106,12 +119,10 @@ WorkPtr allreduce_coalesced(Communicator& c, Tensors& tensors, const c10d::Allre
   for (const Staged& t : staged) agree(c, what, c10d::OpType::ALLREDUCE_COALESCED, t.data, -1, -1, int(opts.reduceOp.op_));
   return c.launch({what, c10d::OpType::ALLREDUCE_COALESCED, tensors, data,
                    [data, reductions](xcclComm_t comm) {
-                     for (size_t i = 0; i < data.size(); ++i)
-                       if (xcclResult_t e = xcclAllReduce(ptr(data[i]), ptr(data[i]), count(data[i]), reductions[i].type,
-                                                          reductions[i].op, comm);
-                           e != xcclSuccess)
-                         return e;
-                     return xcclSuccess;
+                     return each(data.size(), [&](size_t i) {
+                       return xcclAllReduce(ptr(data[i]), ptr(data[i]), count(data[i]), reductions[i].type,
+                                            reductions[i].op, comm);
+                     });
                    },
                    copy_back(std::move(staged))});
 }
@@ -146,8 +157,7 @@ WorkPtr allgather_base(Communicator& c, at::Tensor& output, at::Tensor& input) {
   const std::string what = "xccl _allgather_base";
   at::Tensor in = xccl_torch::input(c, input, what);
   Staged out = xccl_torch::output(output, what);
-  TORCH_CHECK(output.scalar_type() == input.scalar_type(), what, ": output is ", output.scalar_type(), ", input ",
-              input.scalar_type());
+  check_same_type(output, input, what);
   TORCH_CHECK(output.numel() == input.numel() * c.size(), what, ": output has ", output.numel(), " elements, not ",
               c.size(), " x ", input.numel());
   at::Tensor o = out.data;
@@ -182,12 +192,10 @@ WorkPtr allgather_lists(Communicator& c, const std::vector<Tensors>& per_input, 
   keep.insert(keep.end(), blocks.begin(), blocks.end());
   return c.launch({what, type, std::move(results), keep,
                    [ins, blocks, what](xcclComm_t comm) {
-                     for (size_t i = 0; i < ins.size(); ++i)
-                       if (xcclResult_t e = xcclAllGather(ptr(ins[i]), ptr(blocks[i]), count(ins[i]),
-                                                          xccl_type(ins[i].scalar_type(), what), comm);
-                           e != xcclSuccess)
-                         return e;
-                     return xcclSuccess;
+                     return each(ins.size(), [&](size_t i) {
+                       return xcclAllGather(ptr(ins[i]), ptr(blocks[i]), count(ins[i]),
+                                            xccl_type(ins[i].scalar_type(), what), comm);
+                     });
                    },
                    [unpacks] {
                      for (auto& u : unpacks) u();
@@ -239,10 +247,9 @@ WorkPtr gather(Communicator& c, std::vector<Tensors>& outputs, Tensors& inputs, 
                    [in, slots, type, root, me, n](xcclComm_t comm) {
                      if (me != root) return xcclSend(ptr(in), count(in), type, root, comm);
                      slots[me].copy_(in);
-                     for (int p = 0; p < n; ++p)
-                       if (p != me)
-                         if (xcclResult_t e = xcclRecv(ptr(slots[p]), count(in), type, p, comm); e != xcclSuccess) return e;
-                     return xcclSuccess;
+                     return each(size_t(n), [&](size_t p) {
+                       return int(p) == me ? xcclSuccess : xcclRecv(ptr(slots[p]), count(in), type, int(p), comm);
+                     });
                    },
                    copy_back(std::move(staged))});
 }
@@ -270,10 +277,9 @@ WorkPtr scatter(Communicator& c, Tensors& outputs, std::vector<Tensors>& inputs,
                    [o, parts, type, root, me, n](xcclComm_t comm) {
                      if (me != root) return xcclRecv(ptr(o), count(o), type, root, comm);
                      o.copy_(parts[me]);
-                     for (int p = 0; p < n; ++p)
-                       if (p != me)
-                         if (xcclResult_t e = xcclSend(ptr(parts[p]), count(o), type, p, comm); e != xcclSuccess) return e;
-                     return xcclSuccess;
+                     return each(size_t(n), [&](size_t p) {
+                       return int(p) == me ? xcclSuccess : xcclSend(ptr(parts[p]), count(o), type, int(p), comm);
+                     });
                    },
                    copy_back({out})});
 }
@@ -282,8 +288,7 @@ WorkPtr reduce_scatter_base(Communicator& c, at::Tensor& output, at::Tensor& inp
   const std::string what = "xccl _reduce_scatter_base";
   at::Tensor in = xccl_torch::input(c, input, what);
   Staged out = xccl_torch::output(output, what);
-  TORCH_CHECK(output.scalar_type() == input.scalar_type(), what, ": output is ", output.scalar_type(), ", input ",
-              input.scalar_type());
+  check_same_type(output, input, what);
   TORCH_CHECK(input.numel() == output.numel() * c.size(), what, ": input has ", input.numel(), " elements, not ", c.size(),
               " x ", output.numel());
   Reduction r = reduction(in.scalar_type(), opts.reduceOp, what);
@@ -309,8 +314,7 @@ WorkPtr alltoall_base(Communicator& c, at::Tensor& output, at::Tensor& input, st
   const std::string what = "xccl alltoall_base";
   at::Tensor in = xccl_torch::input(c, input, what);
   Staged out = xccl_torch::output(output, what);
-  TORCH_CHECK(output.scalar_type() == input.scalar_type(), what, ": output is ", output.scalar_type(), ", input ",
-              input.scalar_type());
+  check_same_type(output, input, what);
   const int n = c.size();
   // Splits count rows of dimension 0; none given: equal parts.
   auto counts = [&](const at::Tensor& t, const std::vector<int64_t>& splits, const char* side) {

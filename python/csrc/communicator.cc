@@ -14,19 +14,6 @@ std::string last_error(const std::string& what, xcclResult_t r) {
   return what + ": " + (detail.empty() ? xcclGetErrorString(r) : detail);
 }
 
-// Where rank 0 hosts the job's bootstrap: XCCL_BOOTSTRAP_ADDR if set; else the first
-// address this rank's rails name (XCCL_RAILS, as the testbed and a multi-NIC host set
-// it), so that ranks on other hosts can reach it; else xccl's default (127.0.0.1).
-void choose_bootstrap_address() {
-  if (std::getenv("XCCL_BOOTSTRAP_ADDR")) return;
-  const char* rails = std::getenv("XCCL_RAILS");
-  if (!rails) return;
-  std::string first(rails);
-  first = first.substr(0, first.find_first_of(",@/"));
-  if (!first.empty() && first.find_first_not_of("0123456789.") == std::string::npos)
-    setenv("XCCL_BOOTSTRAP_ADDR", first.c_str(), 0);
-}
-
 }  // namespace
 
 Communicator::Communicator(const c10::intrusive_ptr<c10d::Store>& store, int rank, int size, const std::string& key)
@@ -35,7 +22,6 @@ Communicator::Communicator(const c10::intrusive_ptr<c10d::Store>& store, int ran
   check_agreement_ = debug && std::string(debug) == "DETAIL";
   xcclUniqueId id{};
   if (rank == 0) {
-    choose_bootstrap_address();
     xcclResult_t r = xcclGetUniqueId(&id);
     TORCH_CHECK(r == xcclSuccess, last_error("xccl: making the job's id", r));
     store->set(key, std::vector<uint8_t>(id.internal, id.internal + sizeof id.internal));
@@ -101,18 +87,15 @@ std::string Communicator::issue_group(std::vector<std::pair<Launch, c10::intrusi
     if (request) xcclWait(request);  // what was queued before the failed call
     return error;
   }
-  Pending fresh;
+  // Inside coalescing the works join the open group, completed when it ends.
+  Pending fresh{ops.front().first.what, request, {}, {}, {}};
   Pending& into = coalescing ? coalesced_ : fresh;
-  into.what = coalescing ? into.what : ops.front().first.what;
   for (auto& [op, work] : ops) {
     into.works.push_back(work);
     if (op.finish) into.finishes.push_back(std::move(op.finish));
     for (at::Tensor& t : op.keep) into.keep.push_back(std::move(t));
   }
-  if (!coalescing) {
-    fresh.request = request;
-    enqueue(std::move(fresh));
-  }
+  if (!coalescing) enqueue(std::move(fresh));
   return "";
 }
 
@@ -150,15 +133,15 @@ void Communicator::end_coalescing() {
   Pending p = std::move(coalesced_);
   p.request = request;
   if (r != xcclSuccess) {
-    auto error = std::make_exception_ptr(std::runtime_error(last_error(p.what, r)));
+    const std::string message = last_error(p.what, r);
+    auto error = std::make_exception_ptr(std::runtime_error(message));
     for (auto& w : p.works) w->complete(error);
-    TORCH_CHECK(false, last_error(p.what, r));
+    TORCH_CHECK(false, message);
   }
   enqueue(std::move(p));
 }
 
-void Communicator::agree(const std::string& what, const std::vector<int64_t>& signature) {
-  if (!check_agreement_) return;
+void Communicator::compare(const std::string& what, const std::vector<int64_t>& signature) {
   constexpr size_t kFields = 8;
   TORCH_INTERNAL_ASSERT(signature.size() <= kFields);
   std::vector<int64_t> mine(kFields, -1), all(kFields * size_t(size_));

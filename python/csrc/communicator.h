@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -66,7 +67,9 @@ class Communicator {
   // NCCL): every rank's `signature` of the collective it is about to launch (kind, type,
   // sizes, root), compared across ranks by one small all-gather; disagreement is an error
   // naming each rank's call. Off by default: like NCCL, xccl trusts the ranks to agree.
-  void agree(const std::string& what, const std::vector<int64_t>& signature);
+  void agree(const std::string& what, std::initializer_list<int64_t> signature) {
+    if (check_agreement_) compare(what, signature);  // off: nothing built, nothing sent
+  }
 
  private:
   struct Pending {
@@ -76,6 +79,7 @@ class Communicator {
     std::vector<std::function<void()>> finishes;
     std::vector<at::Tensor> keep;
   };
+  void compare(const std::string& what, const std::vector<int64_t>& signature);
   void progress();
   void enqueue(Pending p);
   void flush();         // issues the held-back sends and receives

@@ -7,6 +7,7 @@
 #include <limits>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "ccl/comm.h"
 #include "ccl/log.h"
@@ -58,17 +59,27 @@ xcclResult_t init(xcclComm_t* out, const JobId& job, int rank, int ranks, std::u
   return xcclSuccess;
 }
 
-// Group state of this thread (as NCCL's groups are per thread).
+// Group state of this thread (as NCCL's groups are per thread): what the outermost
+// xcclGroupEnd runs.
+struct Group {
+  xcclComm_t comm = nullptr;
+  std::vector<Operation> collectives;  // run first, in call order
+  Operation p2p;                       // then every send, receive and local copy together
+};
 thread_local int group_depth = 0;
-thread_local xcclComm_t group_comm = nullptr;
-thread_local std::vector<PointToPoint> group_ops;
-thread_local std::vector<LocalCopy> group_copies;
-thread_local std::vector<Operation> group_collectives;  // run first, in call order
+thread_local Group group;
 
 // Inside a group, every call must name the group's one communicator.
 xcclResult_t join_group(xcclComm_t comm, const std::string& what) {
-  if (group_comm && group_comm != comm) return fail(xcclInvalidUsage, what + ": one communicator per group");
-  group_comm = comm;
+  if (group.comm && group.comm != comm) return fail(xcclInvalidUsage, what + ": one communicator per group");
+  group.comm = comm;
+  return xcclSuccess;
+}
+
+// The group's request comes from xcclGroupEndAsync, not from the calls inside it.
+xcclResult_t refuse_async_in_group(const std::string& what, xcclRequest_t* request) {
+  if (group_depth > 0 && request)
+    return fail(xcclInvalidUsage, what + ": an ...Async call inside a group (xcclGroupEndAsync gives the group's request)");
   return xcclSuccess;
 }
 
@@ -80,8 +91,7 @@ xcclResult_t collective(Collective kind, const void* send, void* recv, size_t co
                         xcclRedOp_t op, int root, xcclComm_t comm, xcclRequest_t* request) {
   std::string what = std::string("xccl ") + to_string(kind);
   if (!comm || !comm->impl) return fail(xcclInvalidArgument, what + ": comm is NULL");
-  if (group_depth > 0 && request)
-    return fail(xcclInvalidUsage, what + ": an ...Async call inside a group (xcclGroupEndAsync gives the group's request)");
+  if (xcclResult_t r = refuse_async_in_group(what, request); r != xcclSuccess) return r;
   if (!valid_type(type)) return fail(xcclInvalidArgument, what + ": unknown data type " + std::to_string(int(type)));
   if (!valid_op(op)) return fail(xcclInvalidArgument, what + ": unknown reduction op " + std::to_string(int(op)));
   const int ranks = comm->impl->ranks(), rank = comm->impl->rank();
@@ -114,7 +124,7 @@ xcclResult_t collective(Collective kind, const void* send, void* recv, size_t co
   }
   if (group_depth > 0) {
     if (xcclResult_t r = join_group(comm, what); r != xcclSuccess) return r;
-    group_collectives.push_back(std::move(o));
+    group.collectives.push_back(std::move(o));
     return xcclSuccess;
   }
   if (request) {
@@ -146,15 +156,13 @@ xcclResult_t all_to_all_v(const void* send, const size_t* sendcounts, const size
   if (!comm || !comm->impl) return fail(xcclInvalidArgument, what + ": comm is NULL");
   if (!sendcounts || !sdispls || !recvcounts || !rdispls) return fail(xcclInvalidArgument, what + ": a count or displacement array is NULL");
   if (!valid_type(type)) return fail(xcclInvalidArgument, what + ": unknown data type " + std::to_string(int(type)));
-  if (group_depth > 0 && request)
-    return fail(xcclInvalidUsage, what + "Async inside a group (xcclGroupEndAsync gives the group's request)");
+  if (xcclResult_t r = refuse_async_in_group(what, request); r != xcclSuccess) return r;
   const int ranks = comm->impl->ranks(), me = comm->impl->rank();
   const size_t es = size_of(DataType(type)), most = std::numeric_limits<size_t>::max() / es;
   if (sendcounts[me] != recvcounts[me])
     return fail(xcclInvalidArgument, what + ": rank " + std::to_string(me) + " sends itself " + std::to_string(sendcounts[me]) +
                                          " elements but receives " + std::to_string(recvcounts[me]));
-  std::vector<PointToPoint> p2p;
-  std::vector<LocalCopy> copies;
+  Operation o;  // its point-to-point part
   auto* in = static_cast<const std::byte*>(send);
   auto* out = static_cast<std::byte*>(recv);
   for (int p = 0; p < ranks; ++p) {
@@ -164,31 +172,28 @@ xcclResult_t all_to_all_v(const void* send, const size_t* sendcounts, const size
     if (sendcounts[p] > 0 && !send) return fail(xcclInvalidArgument, what + ": sendbuff is NULL");
     if (recvcounts[p] > 0 && !recv) return fail(xcclInvalidArgument, what + ": recvbuff is NULL");
     if (p == me) {
-      if (sendcounts[p] > 0) copies.push_back({in + sdispls[p] * es, out + rdispls[p] * es, sendcounts[p] * es});
+      if (sendcounts[p] > 0) o.copies.push_back({in + sdispls[p] * es, out + rdispls[p] * es, sendcounts[p] * es});
       continue;
     }
-    if (sendcounts[p] > 0) p2p.push_back({true, p, const_cast<std::byte*>(in) + sdispls[p] * es, sendcounts[p] * es});
-    if (recvcounts[p] > 0) p2p.push_back({false, p, out + rdispls[p] * es, recvcounts[p] * es});
+    if (sendcounts[p] > 0) o.group.push_back({true, p, const_cast<std::byte*>(in) + sdispls[p] * es, sendcounts[p] * es});
+    if (recvcounts[p] > 0) o.group.push_back({false, p, out + rdispls[p] * es, recvcounts[p] * es});
   }
   if (Status st = comm->impl->async_error(); !st)
     return fail(xcclRemoteError, what + ": communicator already failed: " + st.message());
   if (group_depth > 0) {
     if (xcclResult_t r = join_group(comm, what); r != xcclSuccess) return r;
-    group_ops.insert(group_ops.end(), p2p.begin(), p2p.end());
-    group_copies.insert(group_copies.end(), copies.begin(), copies.end());
+    group.p2p.group.insert(group.p2p.group.end(), o.group.begin(), o.group.end());
+    group.p2p.copies.insert(group.p2p.copies.end(), o.copies.begin(), o.copies.end());
     return xcclSuccess;
   }
-  Operation o;
-  o.group = std::move(p2p);
-  o.copies = std::move(copies);
-  std::vector<Operation> ops;
-  if (!o.group.empty() || !o.copies.empty()) ops.push_back(std::move(o));
-  if (ops.empty() && request) {  // nothing moves: a request that is already done
+  if (!o.point_to_point() && request) {  // nothing moves: a request that is already done
     auto done = std::make_shared<RequestState>();
     done->finish(Status::Ok());
     *request = new xcclRequest{std::move(done)};
     return xcclSuccess;
   }
+  std::vector<Operation> ops;
+  if (o.point_to_point()) ops.push_back(std::move(o));
   return run_in_order(comm, std::move(ops), request, what.c_str());
 }
 
@@ -471,7 +476,7 @@ static xcclResult_t point_to_point(bool send, void* buf, size_t count, xcclDataT
   PointToPoint p{send, peer, static_cast<std::byte*>(buf), count * es};
   if (group_depth > 0) {
     if (xcclResult_t r = join_group(comm, what); r != xcclSuccess) return r;
-    group_ops.push_back(p);
+    group.p2p.group.push_back(p);
     return xcclSuccess;
   }
   Operation o;
@@ -499,21 +504,14 @@ xcclResult_t xcclGroupEndAsync(xcclRequest_t* request) {
     if (request) *request = nullptr;
     return xcclSuccess;
   }
-  xcclComm_t comm = group_comm;
-  std::vector<Operation> ops = std::move(group_collectives);
-  Operation p2p;
-  p2p.group = std::move(group_ops);
-  p2p.copies = std::move(group_copies);
-  group_comm = nullptr;
-  group_collectives.clear();
-  group_ops.clear();
-  group_copies.clear();
-  if (!p2p.group.empty() || !p2p.copies.empty()) ops.push_back(std::move(p2p));
-  if (!comm || ops.empty()) {
+  Group g = std::exchange(group, Group{});
+  std::vector<Operation> ops = std::move(g.collectives);
+  if (g.p2p.point_to_point()) ops.push_back(std::move(g.p2p));
+  if (!g.comm || ops.empty()) {
     if (request) *request = nullptr;
     return xcclSuccess;
   }
-  return run_in_order(comm, std::move(ops), request, "xcclGroupEnd");
+  return run_in_order(g.comm, std::move(ops), request, "xcclGroupEnd");
 }
 
 xcclResult_t xcclGroupEnd(void) { return xcclGroupEndAsync(nullptr); }

@@ -436,7 +436,7 @@ const Plan& Comm::plan_for(const CollectiveArgs& a) {
 
 Status Comm::run(Operation& op) {
   ExecOptions options = exec_options();
-  if (!op.group.empty() || !op.copies.empty()) {  // point to point: bytes, one user buffer per entry
+  if (op.point_to_point()) {  // bytes, one user buffer per entry
     Schedule s;
     s.algorithm = "p2p";
     ExecBuffers b;

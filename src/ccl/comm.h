@@ -61,6 +61,8 @@ struct Operation {
   std::vector<PointToPoint> group;
   std::vector<LocalCopy> copies;      // run with the group
   std::shared_ptr<RequestState> request;  // made by submit(); blocking runs need none
+
+  bool point_to_point() const { return !group.empty() || !copies.empty(); }
 };
 
 class Comm {

@@ -63,7 +63,12 @@ Result<Settings> settings_from_environment() {
   s.rail_policy = {std::chrono::milliseconds(*stall), std::chrono::milliseconds(*retry), std::chrono::milliseconds(*hold)};
   if (const char* v = env("XCCL_RAILS")) s.rails = v;
   if (const char* v = env("XCCL_RAIL_ADVICE")) s.rail_advice = v;
-  if (const char* v = env("XCCL_BOOTSTRAP_ADDR")) s.bootstrap_addr = v;
+  if (const char* v = env("XCCL_BOOTSTRAP_ADDR")) {
+    s.bootstrap_addr = v;
+  } else if (Result<std::vector<Rail>> rails = parse_rails(s.rails, s.bootstrap_addr); rails && !s.rails.empty()) {
+    // This host's first NIC: ranks on other hosts can reach a root there, not on loopback.
+    s.bootstrap_addr = rails->front().host;
+  }
   if (const char* v = env("XCCL_ALGO")) {
     if (Result<AlgorithmOverrides> o = parse_algorithm_overrides(v); !o) return o.error();
     s.algorithms = v;

@@ -28,7 +28,8 @@ struct Settings {
   uint32_t tcp_sockets_per_rail = 1;                   // XCCL_TCP_SOCKETS_PER_RAIL: connections per rail, for ECMP
   RailPolicy rail_policy;                              // XCCL_RAIL_STALL_MS, _RETRY_MS, _HOLD_MS (ccl/tcp/rails.h)
   std::string algorithms;                              // XCCL_ALGO: forced choices (tuner.h)
-  std::string bootstrap_addr = "127.0.0.1";            // XCCL_BOOTSTRAP_ADDR: where xcclGetUniqueId listens
+  std::string bootstrap_addr = "127.0.0.1";            // XCCL_BOOTSTRAP_ADDR: where xcclGetUniqueId listens;
+                                                       // unset: XCCL_RAILS's first address, else this
 };
 
 Result<Settings> settings_from_environment();
