@@ -3,11 +3,13 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "sim/run.h"
+#include "sim/workload/hpcc_config.h"
 #include "sim/workload/hpcc_io.h"
 #include "topo/spec_io.h"
 
@@ -103,20 +105,69 @@ void add_run(CLI::App& sim, int& exit_code) {
   });
 }
 
+// The HPCC simulator's experiment as it would run it: its config file names the topology,
+// flows, FCT file, algorithm and settings (sim/workload/hpcc_config.h); the network follows
+// its model (NetModel::kHpcc). Our reports go to --out as `run` writes them.
+void add_hpcc(CLI::App& sim, int& exit_code) {
+  struct Options {
+    std::string config, out;
+    bool quiet = false;
+    uint64_t seed = 1;
+  };
+  auto o = std::make_shared<Options>();
+  CLI::App* cmd = sim.add_subcommand("hpcc", "run an HPCC simulator config file (config.txt) in the HPCC-compatible model");
+  cmd->add_option("config", o->config, "the HPCC simulator's config file")->required();
+  cmd->add_option("-o,--out", o->out, "directory for our reports (default: out/<config file name>)");
+  cmd->add_option("--seed", o->seed, "seed (ECMP hashes, ECN marks)")->capture_default_str();
+  cmd->add_flag("-q,--quiet", o->quiet, "no progress bar");
+  cmd->callback([o, &exit_code] {
+    Result<sim::HpccExperiment> e = sim::load_hpcc_config(o->config);
+    if (!e) return void((std::cerr << "xm sim hpcc: " << e.error().message << "\n", exit_code = 2));
+    sim::Scenario scenario;
+    scenario.name = std::filesystem::path(o->config).stem().string();
+    scenario.source = o->config;
+    scenario.seed = o->seed;
+    scenario.hpcc_topology = e->topology_file;
+    scenario.network = e->network;
+    scenario.cc = {e->cc};
+    sim::TrafficSpec flows;
+    flows.kind = sim::TrafficSpec::Kind::kHpccFlows;
+    flows.path = e->flow_file;
+    scenario.traffic = {flows};
+    scenario.stop = e->stop == sim::Time::infinite() ? sim::Time::seconds(1000) : e->stop;
+    sim::RunSettings settings;
+    settings.out_dir = o->out.empty() ? "out/" + scenario.name : o->out;
+    settings.fct_file = e->fct_output_file;
+    const bool tty = isatty(fileno(stderr));
+    if (!o->quiet) settings.progress = [tty](const sim::Progress& p) { draw(p, tty); };
+    Result<std::vector<sim::Report>> reports = sim::run_scenario(scenario, settings);
+    if (!reports) return void((std::cerr << "xm sim hpcc: " << reports.error().message << "\n", exit_code = 2));
+    std::cout << sim::reports_text(*reports);
+    std::cerr << "wrote " << e->fct_output_file << " and " << settings.out_dir << "/{summary.csv,slowdown.csv,results.json,slowdown.svg}\n";
+    for (const sim::Report& r : *reports)
+      if (r.finished < r.flows) exit_code = 1;
+  });
+}
+
 void add_hpcc_export(CLI::App& sim, int& exit_code) {
   auto spec = std::make_shared<std::string>();
   auto out = std::make_shared<std::string>("-");
   CLI::App* cmd = sim.add_subcommand("hpcc-topology", "write a cluster spec's back-end fabric as an HPCC simulator topology file");
   cmd->add_option("spec", *spec, "cluster spec (YAML or JSON)")->required();
   cmd->add_option("-o,--output", *out, "file to write (- for stdout)")->capture_default_str();
-  cmd->callback([spec, out, &exit_code] {
+  auto dialect = std::make_shared<std::string>("hpcc");
+  cmd->add_option("--dialect", *dialect, "hpcc (the HPCC code's header) or simai (ns-3-alibabacloud's)")
+      ->check(CLI::IsMember({"hpcc", "simai"}))
+      ->capture_default_str();
+  cmd->callback([spec, out, dialect, &exit_code] {
     Result<topo::ClusterSpec> s = topo::load_spec(*spec);
     if (!s) return void((std::cerr << "xm sim hpcc-topology: " << s.error().message << "\n", exit_code = 2));
     Result<topo::Fabric> f = topo::build_fabric(*s);
     if (!f) return void((std::cerr << "xm sim hpcc-topology: " << *spec << ": " << f.error().message << "\n", exit_code = 2));
     Result<sim::SimTopology> t = sim::topology_from_fabric(*f);
     if (!t) return void((std::cerr << "xm sim hpcc-topology: " << t.error().message << "\n", exit_code = 2));
-    const std::string text = sim::format_hpcc_topology(*t);
+    const std::string text =
+        sim::format_hpcc_topology(*t, *dialect == "simai" ? sim::HpccDialect::kSimai : sim::HpccDialect::kHpcc);
     if (*out == "-") {
       std::cout << text;
       return;
@@ -159,6 +210,7 @@ void add_sim_commands(CLI::App& app, int& exit_code) {
   CLI::App* sim = app.add_subcommand("sim", "packet-level fabric simulator: RoCEv2, PFC, ECN, DCQCN, HPCC, TiTa");
   sim->require_subcommand(1);
   add_run(*sim, exit_code);
+  add_hpcc(*sim, exit_code);
   add_hpcc_export(*sim, exit_code);
   add_hpcc_flows(*sim, exit_code);
 }

@@ -32,6 +32,12 @@ Network::Network(const SimTopology& topology, const NetConfig& config, Congestio
     const double scale = link.rate.gbps() / 25.0;
     port.ecn_kmin = uint32_t(config_.ecn_thresholds.kmin_kb_per_25g * 1000 * scale);
     port.ecn_kmax = uint32_t(config_.ecn_thresholds.kmax_kb_per_25g * 1000 * scale);
+    port.ecn_pmax = config_.ecn_thresholds.pmax;
+    if (const EcnAtRate* at = ecn_at_rate(config_.ecn_thresholds, link.rate)) {
+      port.ecn_kmin = uint32_t(at->kmin_kb * 1000);
+      port.ecn_kmax = uint32_t(at->kmax_kb * 1000);
+      port.ecn_pmax = at->pmax;
+    }
     std::string cls = std::string(to_string(topology_.tier[port.owner])) + "->" +
                       to_string(topology_.tier[port.peer_node]);
     auto [it, added] = classes.emplace(cls, uint8_t(classes.size()));
@@ -55,7 +61,8 @@ Network::Network(const SimTopology& topology, const NetConfig& config, Congestio
     std::vector<uint32_t> headroom, shift;
     for (PortId p = wiring_.first_port[s]; p < wiring_.first_port[s + 1]; ++p) {
       const Port& port = ports_[p];
-      headroom.push_back(uint32_t(config_.headroom_rtts * port.rate.bytes_in(port.delay)));
+      headroom.push_back(uint32_t(config_.headroom_rtts * port.rate.bytes_in(port.delay) +
+                                  config_.headroom_packets * config_.mtu_payload));
       uint32_t sh = config_.pfc_shift;
       for (double r = host.bps(); r < port.rate.bps() && sh > 0; r *= 2) --sh;
       shift.push_back(sh);
@@ -67,7 +74,7 @@ Network::Network(const SimTopology& topology, const NetConfig& config, Congestio
   fan_in_.assign(hosts, 0);
   ooo_receiver_ = config_.ooo_receiver || config_.load_balancing == LoadBalancing::kSpray;
   next_sport_.assign(hosts, 10000);
-  const uint32_t int_bytes = needs_.int_hops ? 4 + 8 * kMaxIntHops : needs_.path_util ? 8 : 0;
+  const uint32_t int_bytes = needs_.int_hops ? config_.int_base_bytes + 8 * kMaxIntHops : needs_.path_util ? 8 : 0;
   data_overhead_ = config_.header_bytes + config_.wire_gap_bytes + int_bytes;
   ack_wire_ = config_.ack_frame_bytes + config_.wire_gap_bytes + int_bytes;
 
@@ -84,7 +91,10 @@ Network::Network(const SimTopology& topology, const NetConfig& config, Congestio
       Time rtt;
       for (uint32_t l : routing_.path_links(src, dst)) {
         const SimLink& link = topology_.links[l];
-        rtt += link.rate.tx_time(config_.mtu_payload + data_overhead_) + link.rate.tx_time(ack_wire_) + link.delay * 2;
+        if (config_.model == NetModel::kHpcc)  // its maxRtt: the payload alone, no ACK
+          rtt += link.rate.tx_time(config_.mtu_payload) + link.delay * 2;
+        else
+          rtt += link.rate.tx_time(config_.mtu_payload + data_overhead_) + link.rate.tx_time(ack_wire_) + link.delay * 2;
       }
       base_rtt_ = max(base_rtt_, rtt);
     }
@@ -137,6 +147,7 @@ Result<uint32_t> Network::add_flow(const FlowSpec& spec) {
 // for its own telemetry bytes (as the HPCC simulator's standalone FCT does).
 Time Network::ideal_fct(const Flow& f) const {
   const std::vector<uint32_t> path = routing_.path_links(f.src, f.dst);
+  if (config_.model == NetModel::kHpcc) return hpcc_standalone_fct(f, path);
   const uint64_t mtu = config_.mtu_payload;
   const uint64_t packets = (f.size + mtu - 1) / mtu;
   const uint32_t overhead = config_.header_bytes + config_.wire_gap_bytes;
@@ -155,6 +166,24 @@ Time Network::ideal_fct(const Flow& f) const {
     back += link.delay + link.rate.tx_time(ack);
   }
   return last_done + topology_.links[path.back()].delay + back;
+}
+
+// The HPCC simulator's standalone FCT, as its driver writes it: the pair's base RTT
+// (both ways' link delays and one payload's serialisation per hop, no headers, no ACK)
+// plus every byte with its headers (INT left out) at the path's slowest rate. It is below
+// what a lone flow takes (the headers of the first packet and the ACK's way back are
+// missing), so slowdowns under 1 occur and are reported as they are.
+Time Network::hpcc_standalone_fct(const Flow& f, const std::vector<uint32_t>& path) const {
+  const uint64_t mtu = config_.mtu_payload;
+  const uint64_t packets = (f.size + mtu - 1) / mtu;
+  Time rtt;
+  Rate slowest = topology_.links[path.front()].rate;
+  for (uint32_t l : path) {
+    const SimLink& link = topology_.links[l];
+    rtt += link.delay * 2 + link.rate.tx_time(uint32_t(mtu));
+    slowest = min(slowest, link.rate);
+  }
+  return rtt + slowest.tx_time(f.size + packets * config_.header_bytes);
 }
 
 bool Network::run(Time stop, const std::function<void(const Network&)>& progress) {
@@ -261,6 +290,13 @@ void Network::start_flow(uint32_t id) {
   f.rate = f.max_rate;
   f.window = 0;
   f.next_avail = f.last_progress = now();
+  if (config_.nic_arbitration == NicArbitration::kTokenRounds) {
+    const int64_t full = int64_t(config_.mtu_payload) + data_overhead_;  // one full packet to start
+    f.tokens = full;
+    f.token_cap = 2 * std::max<int64_t>(full, config_.token_round_bytes);
+    f.token_at = now();
+    f.last_wire = 0;  // no packet yet: if it is the flow served last, it may send at once
+  }
   ++counters_.flows_started;
   cc_.on_start(*this, id);
   ports_[f.port].active.push_back(id);

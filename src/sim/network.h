@@ -102,6 +102,7 @@ class Network final : private CcHost {
   void flow_received(uint32_t id);
   void scan_timeouts();
   Time ideal_fct(const Flow& f) const;
+  Time hpcc_standalone_fct(const Flow& f, const std::vector<uint32_t>& path) const;
   // link.cc
   void kick(PortId p);
   void kick_later(PortId p);
@@ -118,6 +119,9 @@ class Network final : private CcHost {
   void host_receive(PortId in, PacketId id);
   PacketId host_dequeue(PortId p);
   PacketId make_data(Flow& f, uint32_t id);
+  bool may_send(const Port& port, const Flow& f) const;
+  PacketId token_round_dequeue(PortId p);
+  PacketId send_tokens(Flow& f, uint32_t id);
   void receive_data(PortId in, PacketId id);
   void receive_ack(PacketId id);
   void schedule_wake(PortId p, Time at);

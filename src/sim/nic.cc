@@ -24,16 +24,27 @@ void Network::host_receive(PortId in, PacketId id) {
   }
 }
 
+// A flow with bytes to send that nothing holds back: not its connection's order, PFC or
+// its window (pacing and tokens are the arbiters' business).
+inline bool Network::may_send(const Port& port, const Flow& f) const {
+  if (f.snd_nxt >= f.size) return false;
+  if (f.follows != UINT32_MAX && flows_[f.follows].snd_nxt < flows_[f.follows].size) return false;  // in order
+  if (port.paused & (1u << f.cls)) return false;
+  return f.window == 0 || f.snd_nxt - f.snd_una < f.window;
+}
+
 // The wire is free: ACKs and NACKs first, then one data packet from the next flow (round
 // robin) that is not paused, not window-bound and whose pacing allows it. If flows wait
 // only for pacing, a wake-up is set for the earliest.
 PacketId Network::host_dequeue(PortId p) {
   Port& port = ports_[p];
-  if (port.backlog & 1u) {
+  // ACKs in their flow's class (ack_high_prio off) wait while the peer pauses it.
+  if ((port.backlog & 1u) && !(port.paused & (1u << pool_[port.queue[0].head].prio))) {
     const PacketId id = port.queue[0].pop_front(pool_);
     if (port.queue[0].empty()) port.backlog &= uint8_t(~1u);
     return id;
   }
+  if (config_.nic_arbitration == NicArbitration::kTokenRounds) return token_round_dequeue(p);
   const uint32_t n = uint32_t(port.active.size());
   Time earliest = Time::infinite();
   uint32_t i = port.rr;
@@ -41,10 +52,7 @@ PacketId Network::host_dequeue(PortId p) {
     if (i >= n) i = 0;
     const uint32_t id = port.active[i];
     Flow& f = flows_[id];
-    if (f.snd_nxt >= f.size) continue;
-    if (f.follows != UINT32_MAX && flows_[f.follows].snd_nxt < flows_[f.follows].size) continue;  // in order
-    if (port.paused & (1u << f.cls)) continue;
-    if (f.window > 0 && f.snd_nxt - f.snd_una >= f.window) continue;
+    if (!may_send(port, f)) continue;
     if (f.next_avail > now()) {
       earliest = min(earliest, f.next_avail);
       continue;
@@ -54,6 +62,47 @@ PacketId Network::host_dequeue(PortId p) {
   }
   if (earliest != Time::infinite()) schedule_wake(p, earliest);
   return kNoPacket;
+}
+
+// The HPCC simulator's NIC (SimAI's fork): each flow earns tokens at its rate, up to two
+// rounds. The flow served last goes on while it holds tokens for a packet like its last;
+// otherwise the next in round robin that holds a whole round starts a turn. Flows thus
+// leave in bursts of a round or more, where per-packet pacing spaces every packet.
+// Tokens are refilled only when below the cap, and the refill's clock is moved only then,
+// as there: a flow idle at the cap gets its next refill from that older time.
+PacketId Network::token_round_dequeue(PortId p) {
+  Port& port = ports_[p];
+  const uint32_t n = uint32_t(port.active.size());
+  const int64_t round = config_.token_round_bytes;
+  if (port.rr < n) {
+    Flow& f = flows_[port.active[port.rr]];
+    if (may_send(port, f) && f.tokens >= int64_t(f.last_wire)) return send_tokens(f, port.active[port.rr]);
+  }
+  Time earliest = Time::infinite();
+  for (uint32_t k = 1; k <= n; ++k) {
+    const uint32_t i = (port.rr + k) % n;
+    Flow& f = flows_[port.active[i]];
+    if (!may_send(port, f)) continue;
+    if (f.tokens < f.token_cap) {
+      const double earned = double((now() - f.token_at).ps()) * f.rate.bps() / 8e12;
+      f.tokens = std::min<int64_t>(f.token_cap, f.tokens + std::llround(earned));
+      f.token_at = now();
+    }
+    if (f.tokens >= round) {
+      port.rr = i;
+      return send_tokens(f, port.active[i]);
+    }
+    const Time wait = f.rate.tx_time(uint64_t(round - f.tokens));
+    earliest = min(earliest, now() + max(wait, Time::ns(1)));
+  }
+  if (earliest != Time::infinite()) schedule_wake(p, earliest);
+  return kNoPacket;
+}
+
+PacketId Network::send_tokens(Flow& f, uint32_t flow_id) {
+  const PacketId id = make_data(f, flow_id);
+  f.tokens -= int64_t(pool_[id].wire_bytes);  // may go below zero
+  return id;
 }
 
 void Network::schedule_wake(PortId p, Time at) {
@@ -148,7 +197,7 @@ void Network::receive_data(PortId in, PacketId id) {
   ack.flow = data.flow;
   ack.dst = f.src;
   ack.hash = f.hash_rev;
-  ack.prio = 0;
+  ack.prio = config_.ack_high_prio ? 0 : f.cls;
   ack.wire_bytes = ack_wire_;
   ack.cnp = cnp;
   ack.hops = needs_.int_hops ? data.hops : 0;

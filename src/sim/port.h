@@ -38,6 +38,7 @@ struct Port {
   uint64_t tx_bytes = 0;   // every byte sent, for INT and utilisation
   uint64_t tx_data_bytes = 0;           // data packets only
   uint32_t ecn_kmin = 0, ecn_kmax = 0;  // bytes
+  float ecn_pmax = 0;
   PacketList pipe;                 // on the wire; Packet::next_at chains the arrival times
   PacketList queue[kClasses];      // switch: egress queues; host: class 0 only
   PacketList mac;                  // PFC frames

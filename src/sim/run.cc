@@ -37,6 +37,7 @@ Result<std::vector<Report>> run_scenario(const Scenario& scenario, const RunSett
 
 Result<std::vector<Report>> run_scenario(const Scenario& scenario, const SimTopology& topology,
                                          const RunSettings& settings) {
+  if (Status s = check_config(scenario.network, topology); !s) return Error{scenario.source + ": " + s.message()};
   Result<Traffic> traffic = scenario_flows(scenario, topology);
   if (!traffic) return Error{traffic.error().message};
   const std::vector<FlowSpec>& flows = traffic->flows;
@@ -99,7 +100,7 @@ Result<std::vector<Report>> run_scenario(const Scenario& scenario, const SimTopo
       net.run(scenario.stop, report);
       rep = make_report(net, buckets);
       outcomes = net.outcomes();
-      if (!settings.out_dir.empty()) fct = format_hpcc_fct(net);
+      if (!settings.out_dir.empty() || !settings.fct_file.empty()) fct = format_hpcc_fct(net);
       note(net);
     }
     rep.collectives = collective_results(outcomes, traffic->collectives);
@@ -113,6 +114,8 @@ Result<std::vector<Report>> run_scenario(const Scenario& scenario, const SimTopo
       p.wall_seconds = rep.wall_seconds, p.finished = true;
       settings.progress(p);
     }
+    if (!settings.fct_file.empty() && !fluid)
+      if (Status s = write_file(settings.fct_file, fct); !s) return Error{s.message()};
     if (!settings.out_dir.empty()) {
       const std::filesystem::path dir = std::filesystem::path(settings.out_dir) / names[i];
       std::filesystem::create_directories(dir);

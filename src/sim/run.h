@@ -31,6 +31,7 @@ struct RunSettings {
   EngineKind engine = EngineKind::kPacket;
   std::vector<std::string> cc;   // overrides the scenario's list when not empty (packet engine)
   std::string out_dir;           // where to write results; empty: nothing written
+  std::string fct_file;          // also the (last) algorithm's HPCC-format FCT file here, if set
   std::function<void(const Progress&)> progress;
 };
 

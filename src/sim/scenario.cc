@@ -22,8 +22,15 @@ void read_network(const Reader& r, const YAML::Node& n, NetConfig& c) {
   r.keys(n, "network",
          {"mtu", "pfc", "ecn", "buffer_mb", "load_balancing", "ack_every", "kmin_kb_per_25g", "kmax_kb_per_25g", "pmax",
           "headroom_rtts", "pfc_shift", "egress_shift", "reserve_bytes", "resume_offset_bytes", "rto_us",
-          "cnp_interval_us", "nack_interval_us", "header_bytes", "wire_gap_bytes"});
+          "cnp_interval_us", "nack_interval_us", "header_bytes", "wire_gap_bytes", "model", "headroom_packets",
+          "ack_high_prio", "nic_arbitration", "token_round_bytes"});
   auto f = [](const char* k) { return std::string("network.") + k; };
+  if (n["model"]) {  // first: the fields below override the model's
+    const std::string m = r.text(n["model"], f("model"));
+    if (m == "xm") apply_model(c, NetModel::kXm);
+    else if (m == "hpcc") apply_model(c, NetModel::kHpcc);
+    else r.fail(n["model"], f("model"), "expected xm or hpcc, got \"" + m + "\"");
+  }
   if (n["mtu"]) c.mtu_payload = uint32_t(r.whole(n["mtu"], f("mtu"), 64, 9000));
   if (n["pfc"]) c.pfc = r.boolean(n["pfc"], f("pfc"));
   if (n["ecn"]) c.ecn = r.boolean(n["ecn"], f("ecn"));
@@ -50,6 +57,15 @@ void read_network(const Reader& r, const YAML::Node& n, NetConfig& c) {
   if (n["nack_interval_us"]) c.nack_interval = Time::us(r.number(n["nack_interval_us"], f("nack_interval_us"), 0, 1e6));
   if (n["header_bytes"]) c.header_bytes = uint32_t(r.whole(n["header_bytes"], f("header_bytes"), 0, 1024));
   if (n["wire_gap_bytes"]) c.wire_gap_bytes = uint32_t(r.whole(n["wire_gap_bytes"], f("wire_gap_bytes"), 0, 1024));
+  if (n["headroom_packets"]) c.headroom_packets = r.number(n["headroom_packets"], f("headroom_packets"), 0, 1000);
+  if (n["ack_high_prio"]) c.ack_high_prio = r.boolean(n["ack_high_prio"], f("ack_high_prio"));
+  if (n["nic_arbitration"]) {
+    const std::string a = r.text(n["nic_arbitration"], f("nic_arbitration"));
+    if (a == "pacing") c.nic_arbitration = NicArbitration::kPacing;
+    else if (a == "token_rounds") c.nic_arbitration = NicArbitration::kTokenRounds;
+    else r.fail(n["nic_arbitration"], f("nic_arbitration"), "expected pacing or token_rounds, got \"" + a + "\"");
+  }
+  if (n["token_round_bytes"]) c.token_round_bytes = uint32_t(r.whole(n["token_round_bytes"], f("token_round_bytes"), 64, 1 << 20));
 }
 
 // A collective: what xccl would run, replayed (sim/collective/collective.h). `earlier`:

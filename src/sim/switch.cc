@@ -80,7 +80,7 @@ PacketId Network::switch_dequeue(PortId p) {
     const uint64_t q = buffer.egress_bytes(port.local, cls);
     bool mark = q >= port.ecn_kmax;
     if (!mark && q > port.ecn_kmin) {
-      const double p_mark = config_.ecn_thresholds.pmax * double(q - port.ecn_kmin) /
+      const double p_mark = port.ecn_pmax * double(q - port.ecn_kmin) /
                             double(port.ecn_kmax - port.ecn_kmin);
       mark = rng_.uniform() < p_mark;
     }

@@ -91,6 +91,7 @@ Result<std::unique_ptr<CongestionControl>> make_cc(std::string_view spec, Rate l
     ov.take_mbps("ai_mbps", p.ai);
     ov.take_mbps("hai_mbps", p.hai);
     ov.take_mbps("min_rate_mbps", p.min_rate);
+    ov.take("clamp", p.clamp_target);
     p.fast_recovery_steps = uint32_t(steps), p.byte_counter = uint64_t(bytes);
     cc = std::make_unique<Dcqcn>(p, std::string(spec));
   } else if (name == "hpcc") {

@@ -101,9 +101,24 @@ Result<SimTopology> parse_hpcc_topology(std::string_view text, const std::string
   if (lines.empty()) return Error{source + ": empty topology file"};
   const Line& head = lines[0];
   uint32_t nodes = 0, switches = 0, links = 0;
-  if (head.fields.size() != 3 || !parse_number(head.fields[0], nodes) || !parse_number(head.fields[1], switches) ||
-      !parse_number(head.fields[2], links))
-    return Error{at(source, head.number, "header") + "expected \"<nodes> <switches> <links>\""};
+  const std::vector<std::string>& h = head.fields;
+  if (h.size() == 3) {
+    if (!parse_number(h[0], nodes) || !parse_number(h[1], switches) || !parse_number(h[2], links))
+      return Error{at(source, head.number, "header") + "expected \"<nodes> <switches> <links>\""};
+  } else if (h.size() == 7) {  // SimAI's: nodes, GPUs per server, NVSwitches, switches, links, GPU type, GPUs per node
+    uint32_t per_server = 0, nvswitches = 0;
+    if (!parse_number(h[0], nodes) || !parse_number(h[1], per_server) || !parse_number(h[2], nvswitches) ||
+        !parse_number(h[3], switches) || !parse_number(h[4], links))
+      return Error{at(source, head.number, "header") +
+                   "expected \"<nodes> <gpus per server> <nvswitches> <switches> <links> <gpu type> <gpus per node>\""};
+    if (nvswitches != 0)
+      return Error{at(source, head.number, "nvswitches") +
+                   "NVSwitch nodes are not read from topology files; describe servers with a cluster spec"};
+  } else {
+    return Error{at(source, head.number, "header") +
+                 "expected \"<nodes> <switches> <links>\" (HPCC) or \"<nodes> <gpus per server> <nvswitches> "
+                 "<switches> <links> <gpu type> <gpus per node>\" (SimAI)"};
+  }
   if (switches == 0 || switches >= nodes) return Error{at(source, head.number, "switches") + "must be 1 .. nodes - 1"};
   if (lines.size() < 2) return Error{source + ": missing the line of switch ids"};
   const Line& ids = lines[1];
@@ -225,9 +240,11 @@ std::string rate_text(Rate r) {
 }
 }  // namespace
 
-std::string format_hpcc_topology(const SimTopology& t) {
-  std::string out = std::to_string(t.node_count()) + " " + std::to_string(t.switch_count()) + " " +
-                    std::to_string(t.links.size()) + "\n";
+std::string format_hpcc_topology(const SimTopology& t, HpccDialect dialect) {
+  const std::string switches = std::to_string(t.switch_count()), links = std::to_string(t.links.size());
+  std::string out = std::to_string(t.node_count()) +
+                    (dialect == HpccDialect::kSimai ? " 1 0 " + switches + " " + links + " NIC 1\n"
+                                                    : " " + switches + " " + links + "\n");
   for (uint32_t s = t.hosts; s < t.node_count(); ++s) out += (s > t.hosts ? " " : "") + std::to_string(t.external(s));
   out += "\n";
   char buf[128];

@@ -1,7 +1,8 @@
 // The HPCC simulator's files (alibaba-edu/High-Precision-Congestion-Control), so its
 // experiments can be imported and its analysis scripts read our output.
 //
-// Topology: first line "<nodes> <switches> <links>", second line the switch ids, then one
+// Topology: first line "<nodes> <switches> <links>" (or SimAI's longer header, below),
+// second line the switch ids, then one
 // link a line "<a> <b> <rate> <delay> <error rate>", e.g. "0 320 100Gbps 1000ns 0.000000".
 // Flows: first line the number of flows, then "<src> <dst> <priority group> <dst port>
 // <bytes> <start seconds>". FCT output: one finished flow a line,
@@ -31,8 +32,11 @@ Result<std::vector<FlowSpec>> parse_hpcc_flows(std::string_view text, const std:
                                                const SimTopology& topology);
 Result<std::vector<FlowSpec>> load_hpcc_flows(const std::string& path, const SimTopology& topology);
 
-// Writers, so a topology or workload of ours can be run in the HPCC simulator.
-std::string format_hpcc_topology(const SimTopology& topology);
+// Writers, so a topology or workload of ours can be run in the HPCC simulator. SimAI's
+// fork (ns-3-alibabacloud) reads a longer header: "<nodes> <gpus per server> <nvswitches>
+// <switches> <links> <gpu type> <gpus per node>"; every host is then a server of its own.
+enum class HpccDialect { kHpcc, kSimai };
+std::string format_hpcc_topology(const SimTopology& topology, HpccDialect dialect = HpccDialect::kHpcc);
 std::string format_hpcc_flows(const std::vector<FlowSpec>& flows, const SimTopology& topology);
 // Finished flows in order of completion.
 std::string format_hpcc_fct(const Network& network);
