@@ -84,6 +84,10 @@ struct NetConfig {
   bool ooo_receiver = false;          // accept out-of-order packets (needed with spraying)
   NicArbitration nic_arbitration = NicArbitration::kPacing;
   uint32_t token_round_bytes = 4000;  // kTokenRounds: what a flow needs to start a turn
+  // After a link goes down, up, is drained or restored, every switch's routes follow
+  // this much later (failure detection and route update, as BFD and a routing protocol
+  // would); until then a switch sends only on its own live ports.
+  Time reroute_delay = Time::us(100);
   // Switches queue ACKs and NACKs in class 0, ahead of data and never paused; false: in
   // their flow's class, behind its data (the HPCC simulator's ACK_HIGH_PRIO 0).
   bool ack_high_prio = true;

@@ -42,6 +42,23 @@ struct FlowOutcome {
   bool started = false, received = false;
 };
 
+// A change to a link at a given time (both directions): what operations must plan for.
+struct LinkEvent {
+  enum class Kind : uint8_t {
+    kDown,     // carries nothing; what is queued for it or on its wire is lost
+    kUp,
+    kDrain,    // taken out of routing (after the reroute delay) while it still carries
+    kRestore,  // back into routing
+    kRate,     // re-rated to `rate`
+    kLoss,     // loses each frame with probability `loss` (0 to stop)
+  };
+  Time at;
+  uint32_t link = 0;  // index into SimTopology::links
+  Kind kind = Kind::kDown;
+  Rate rate;
+  double loss = 0;
+};
+
 enum class FlowState : uint8_t { kWaiting, kActive, kDone };
 
 // Field order follows use: the first cache line holds what the NIC scheduler reads for

@@ -33,6 +33,10 @@ bool Network::has_more(const Port& port) const {
 // Precondition: the wire is free (busy_until <= now) and no transmit-done is pending.
 void Network::transmit(PortId p) {
   Port& port = ports_[p];
+  if (!port.up) {  // a dead link sends nothing: what is queued for it is lost
+    if (port.backlog) link_down(p);
+    return;
+  }
   PacketId id = kNoPacket;
   if (port.backlog & kMacBit) {
     id = port.mac.pop_front(pool_);
@@ -65,6 +69,11 @@ void Network::arrive(PortId p) {
     // The next packet on this wire is handled soon: start loading it now (it was last
     // touched a link delay ago and has likely left the cache).
     __builtin_prefetch(&pool_[port.pipe.head]);
+  }
+  if (faults_ && lost_on_arrival(port, pool_[id])) {
+    ++counters_.lost_on_links;
+    drop(id);
+    return;
   }
   const PortId in = port.peer;  // the receiving node's port on this link
   if (topology_.is_host(port.peer_node)) host_receive(in, id);

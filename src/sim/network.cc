@@ -200,6 +200,7 @@ bool Network::run(Time stop, const std::function<void(const Network&)>& progress
       engine_.schedule(window_end_, target(kSnapshot, 0));
     }
     pool_.reserve(1 << 16);
+    if (!link_events_.empty()) engine_.schedule(max(engine_.now(), link_events_[0].at), target(kLinkEvent, 0));
   }
   while (counters_.flows_done < flows_.size()) {
     const Engine::Stopped why = engine_.run(stop, 1u << 20, [this](uint32_t t) { dispatch(t); });
@@ -259,6 +260,14 @@ void Network::dispatch(uint32_t t) {
       return;
     case kSnapshot:
       for (Port& port : ports_) port.window_tx_bytes = port.tx_bytes;
+      return;
+    case kLinkEvent:
+      apply_link_event(link_events_[index]);
+      if (++next_link_event_ < link_events_.size())
+        engine_.schedule(link_events_[next_link_event_].at, target(kLinkEvent, uint32_t(next_link_event_)));
+      return;
+    case kReroute:
+      reroute();
       return;
     default: {
       const uint8_t timer = uint8_t((t >> 28) - kCcTimer);

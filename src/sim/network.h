@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -40,6 +41,8 @@ struct Counters {
   uint64_t pause_frames = 0, resume_frames = 0;
   uint64_t ecn_marks = 0, cnps = 0, acks = 0, nacks = 0, timeouts = 0;
   uint64_t flows_started = 0, flows_done = 0;
+  uint64_t lost_on_links = 0;    // frames lost to links down or lossy (also counted as drops)
+  uint64_t reroutes = 0;
 };
 
 struct InFlightData {
@@ -56,6 +59,9 @@ class Network final : private CcHost {
   // Adds a flow to run; returns its id (dense, from 0). Error on bad hosts, size 0, a
   // class outside 1..3 or a dependency on a flow not added yet.
   Result<uint32_t> add_flow(const FlowSpec& spec);
+  // Schedules a change to a link (faults.cc). Before run(); error on a link out of
+  // range, a rate not above 0 or a loss outside [0, 1].
+  Status add_link_event(const LinkEvent& event);
 
   // Runs until every flow is done, nothing is left to happen, or simulated time `stop`.
   // `progress` is called about every million events. Returns true if all flows finished.
@@ -91,7 +97,10 @@ class Network final : private CcHost {
   Time traffic_window() const { return window_end_; }
 
  private:
-  enum Kind : uint32_t { kTxDone = 0, kArrival = 1, kWake = 2, kFlowArrivals = 3, kRto = 4, kSnapshot = 5, kCcTimer = 8 };
+  enum Kind : uint32_t {
+    kTxDone = 0, kArrival = 1, kWake = 2, kFlowArrivals = 3, kRto = 4, kSnapshot = 5,
+    kLinkEvent = 6, kReroute = 7, kCcTimer = 8,
+  };
   static constexpr uint32_t target(uint32_t kind, uint32_t index) { return (kind << 28) | index; }
   void dispatch(uint32_t target);
 
@@ -115,6 +124,13 @@ class Network final : private CcHost {
   void switch_receive(PortId in, PacketId id);
   PacketId switch_dequeue(PortId p);
   void drop(PacketId id);
+  // faults.cc
+  void apply_link_event(const LinkEvent& event);
+  void link_down(PortId p);
+  void link_up(PortId p);
+  void reroute();
+  bool lost_on_arrival(const Port& port, const Packet& pkt);
+  int live_hop(NodeIndex sw, std::span<const uint16_t> hops, uint64_t key) const;
   // nic.cc
   void host_receive(PortId in, PacketId id);
   PacketId host_dequeue(PortId p);
@@ -160,6 +176,10 @@ class Network final : private CcHost {
   std::vector<uint16_t> next_sport_;        // per host
   bool ooo_receiver_ = false;               // spraying: accept out-of-order packets
   std::unordered_map<uint32_t, std::vector<uint8_t>> ooo_;  // per flow, once reordered
+  std::vector<LinkEvent> link_events_;      // by time
+  size_t next_link_event_ = 0;
+  std::vector<char> link_down_, link_drained_;  // per link
+  bool faults_ = false;                     // some link event is scheduled: forwarding checks ports
   std::vector<std::string> link_classes_;
   std::vector<Histogram> queue_hist_;
   Counters counters_;

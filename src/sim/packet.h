@@ -47,6 +47,7 @@ struct Packet {
   bool ecn_ce = false;     // data: a switch marked Congestion Experienced
   bool cnp = false;        // ACK: carries a congestion notification (the CNP of DCQCN)
   uint8_t hops = 0;        // INT hops recorded
+  bool lost = false;       // on a wire that went down: dropped when it would arrive
   // TiTa's fields (docs/tita.md): the largest utilisation a switch on the path measured,
   // and on ACKs what the receiver knows of its fan-in.
   float path_util = 0;

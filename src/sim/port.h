@@ -31,6 +31,7 @@ struct Port {
   bool tx_pending = false; // a transmit-done event is scheduled
   uint8_t paused = 0;      // bit c: the peer paused class c
   uint8_t backlog = 0;     // bit c: queue[c] holds packets; bit 7: mac does
+  bool up = true;          // the link carries frames (LinkEvent)
   Rate rate;
   Time delay;
   Time busy_until;         // end of the packet on the wire now
@@ -39,6 +40,7 @@ struct Port {
   uint64_t tx_data_bytes = 0;           // data packets only
   uint32_t ecn_kmin = 0, ecn_kmax = 0;  // bytes
   float ecn_pmax = 0;
+  float loss = 0;          // probability that a frame sent on this wire is lost
   PacketList pipe;                 // on the wire; Packet::next_at chains the arrival times
   PacketList queue[kClasses];      // switch: egress queues; host: class 0 only
   PacketList mac;                  // PFC frames

@@ -204,6 +204,7 @@ std::string reports_json(const std::vector<Report>& reports) {
     j["packets"] = {{"data_sent", c.data_packets_sent}, {"data_delivered", c.data_packets_delivered}};
     j["signals"] = {{"ecn_marks", c.ecn_marks}, {"cnps", c.cnps}, {"acks", c.acks}, {"nacks", c.nacks},
                     {"timeouts", c.timeouts}};
+    j["faults"] = {{"lost_on_links", c.lost_on_links}, {"reroutes", c.reroutes}};
     for (const QueueRow& q : r.queues)
       j["queues"].push_back({{"link_class", q.link_class}, {"samples", q.samples}, {"p50_bytes", q.p50},
                              {"p95_bytes", q.p95}, {"p99_bytes", q.p99}, {"max_bytes", q.max}});
@@ -259,6 +260,12 @@ std::string reports_text(const std::vector<Report>& reports) {
                   size_label(r.queues.back().p99).c_str(), r.sim_seconds * 1e3, r.wall_seconds,
                   r.events_per_second / 1e6);
     out += buf;
+    if (c.reroutes > 0 || c.lost_on_links > 0) {
+      std::snprintf(buf, sizeof buf, "%-14s link events: %llu frames lost on links, %llu reroutes, %llu NACKs, %llu timeouts\n", "",
+                    static_cast<unsigned long long>(c.lost_on_links), static_cast<unsigned long long>(c.reroutes),
+                    static_cast<unsigned long long>(c.nacks), static_cast<unsigned long long>(c.timeouts));
+      out += buf;
+    }
   }
   bool collectives = false;
   for (const Report& r : reports) collectives |= !r.collectives.empty();

@@ -28,7 +28,9 @@ Wiring wire(const SimTopology& t) {
   return w;
 }
 
-Routing::Routing(const SimTopology& t, const Wiring& w) : wiring_(&w), hosts_(t.hosts) {
+Routing::Routing(const SimTopology& t, const Wiring& w, const std::vector<char>* excluded)
+    : wiring_(&w), hosts_(t.hosts) {
+  auto usable = [&](PortId p) { return !excluded || !(*excluded)[w.link[p]]; };
   const uint32_t n = t.node_count(), switches = n - t.hosts;
   intra_.assign(n, 0);
   for (NodeIndex i = t.hosts; i < n; ++i) intra_[i] = t.tier[i] == Tier::kIntra;
@@ -48,7 +50,7 @@ Routing::Routing(const SimTopology& t, const Wiring& w) : wiring_(&w), hosts_(t.
       if (t.is_host(u) && u != dst) continue;  // hosts do not forward
       for (PortId p = w.first_port[u]; p < w.first_port[u + 1]; ++p) {
         NodeIndex v = w.peer_node[p];
-        if (dist[v] == UINT32_MAX) dist[v] = dist[u] + 1, todo.push(v);
+        if (usable(p) && dist[v] == UINT32_MAX) dist[v] = dist[u] + 1, todo.push(v);
       }
     }
     for (NodeIndex s = hosts_; s < n; ++s) {
@@ -56,7 +58,8 @@ Routing::Routing(const SimTopology& t, const Wiring& w) : wiring_(&w), hosts_(t.
       if (dist[s] != UINT32_MAX)
         for (PortId p = w.first_port[s]; p < w.first_port[s + 1]; ++p) {
           NodeIndex v = w.peer_node[p];
-          if (dist[v] + 1 == dist[s] && (!t.is_host(v) || v == dst)) row.push_back(uint16_t(p - w.first_port[s]));
+          if (usable(p) && dist[v] + 1 == dist[s] && (!t.is_host(v) || v == dst))
+            row.push_back(uint16_t(p - w.first_port[s]));
         }
       auto [it, added] = sets.emplace(row, uint16_t(by_id.size()));
       if (added) by_id.push_back(row);

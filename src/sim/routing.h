@@ -31,10 +31,12 @@ Wiring wire(const SimTopology& topology);
 
 class Routing {
  public:
-  Routing(const SimTopology& topology, const Wiring& wiring);
+  // `excluded`, if given: per link, true for links routes must avoid (down or drained).
+  Routing(const SimTopology& topology, const Wiring& wiring, const std::vector<char>* excluded = nullptr);
 
   // Local port indices (0-based within the switch) on shortest paths from switch `sw`
-  // to host `dst`. Empty only if unreachable (check_topology rules that out).
+  // to host `dst`. Empty only if unreachable (check_topology rules that out, but links
+  // taken out of routing can cut a host off).
   std::span<const uint16_t> next_hops(NodeIndex sw, uint32_t dst) const {
     const uint32_t g = group_[size_t(sw - hosts_) * hosts_ + dst];
     return {hops_.data() + group_begin_[g], hops_.data() + group_begin_[g + 1]};

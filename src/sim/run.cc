@@ -45,6 +45,10 @@ Result<std::vector<Report>> run_scenario(const Scenario& scenario, const SimTopo
   Time traffic_end;
   for (const FlowSpec& f : flows) traffic_end = max(traffic_end, f.start);
   const bool fluid = settings.engine == EngineKind::kFlow;
+  Result<std::vector<LinkEvent>> link_events = scenario_link_events(scenario, topology);
+  if (!link_events) return Error{link_events.error().message};
+  if (fluid && !link_events->empty())
+    return Error{scenario.source + ": events: the flow engine does not model links that fail or degrade; use the packet engine"};
 
   // The flow engine runs once (no congestion control: the fair share is what an ideal
   // one reaches); the packet engine once per algorithm.
@@ -97,6 +101,8 @@ Result<std::vector<Report>> run_scenario(const Scenario& scenario, const SimTopo
       std::unique_ptr<CongestionControl> cc = std::move(make_cc(names[i], line)).value();
       Network net(topology, scenario.network, *cc, scenario.seed);
       if (Status s = add_all(net); !s) return Error{s.message()};
+      for (const LinkEvent& e : *link_events)
+        if (Status s = net.add_link_event(e); !s) return Error{scenario.source + ": " + s.message()};
       net.run(scenario.stop, report);
       rep = make_report(net, buckets);
       outcomes = net.outcomes();

@@ -199,7 +199,72 @@ TrafficSpec read_traffic(const Reader& r, const YAML::Node& item, const std::str
   return t;
 }
 
+// {at_us, link: [a, b], set: down|up|drain|restore} or {..., rate_gbps: x} or {..., loss: p}.
+LinkEventSpec read_link_event(const Reader& r, const YAML::Node& n, size_t i, const std::string& source) {
+  const std::string at = "events[" + std::to_string(i) + "]";
+  auto f = [&](const char* k) { return at + "." + k; };
+  if (!n.IsMap()) r.fail(n, at, "expected {at_us, link: [a, b], set: down|up|drain|restore} (or rate_gbps, loss)");
+  r.keys(n, at, {"at_us", "link", "set", "rate_gbps", "loss"});
+  LinkEventSpec e;
+  if (!n["at_us"]) r.fail(n, f("at_us"), "required");
+  e.event.at = Time::us(r.number(n["at_us"], f("at_us"), 0, 1e10));
+  const YAML::Node link = n["link"];
+  if (!link || !link.IsSequence() || link.size() != 2)
+    r.fail(link ? link : n, f("link"), "expected [a, b]: the names of the link's two ends");
+  e.a = r.text(link[0], f("link"));
+  e.b = r.text(link[1], f("link"));
+  if (const size_t hash = e.b.find('#'); hash != std::string::npos) {
+    const std::string index = e.b.substr(hash + 1);
+    if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos)
+      r.fail(link[1], f("link"), "expected \"<name>#<n>\" for the n-th of parallel links, got \"" + e.b + "\"");
+    e.parallel = uint32_t(std::stoul(index));
+    e.b.resize(hash);
+  }
+  e.where = source + ":" + std::to_string(link.Mark().line + 1) + ":" + std::to_string(link.Mark().column + 1) + ": " + f("link") + ": ";
+  const int given = bool(n["set"]) + bool(n["rate_gbps"]) + bool(n["loss"]);
+  if (given != 1) r.fail(n, at, "give exactly one of set, rate_gbps and loss");
+  if (n["set"]) {
+    const std::string what = r.text(n["set"], f("set"));
+    if (what == "down") e.event.kind = LinkEvent::Kind::kDown;
+    else if (what == "up") e.event.kind = LinkEvent::Kind::kUp;
+    else if (what == "drain") e.event.kind = LinkEvent::Kind::kDrain;
+    else if (what == "restore") e.event.kind = LinkEvent::Kind::kRestore;
+    else r.fail(n["set"], f("set"), "expected down, up, drain or restore, got \"" + what + "\"");
+  } else if (n["rate_gbps"]) {
+    e.event.kind = LinkEvent::Kind::kRate;
+    e.event.rate = Rate::gbps(r.number(n["rate_gbps"], f("rate_gbps"), 1e-3, 1e6));
+  } else {
+    e.event.kind = LinkEvent::Kind::kLoss;
+    e.event.loss = r.number(n["loss"], f("loss"), 0, 1);
+  }
+  return e;
+}
+
 }  // namespace
+
+Result<std::vector<LinkEvent>> scenario_link_events(const Scenario& s, const SimTopology& t) {
+  std::vector<LinkEvent> out;
+  for (const LinkEventSpec& spec : s.events) {
+    auto node = [&](const std::string& name) {
+      auto it = std::find(t.names.begin(), t.names.end(), name);
+      return it == t.names.end() ? UINT32_MAX : uint32_t(it - t.names.begin());
+    };
+    const uint32_t a = node(spec.a), b = node(spec.b);
+    if (a == UINT32_MAX || b == UINT32_MAX)
+      return Error{spec.where + "no node named \"" + (a == UINT32_MAX ? spec.a : spec.b) + "\" (names as `xm topo show` prints them)"};
+    uint32_t seen = 0, found = UINT32_MAX;
+    for (uint32_t l = 0; l < t.links.size() && found == UINT32_MAX; ++l)
+      if ((t.links[l].a == a && t.links[l].b == b) || (t.links[l].a == b && t.links[l].b == a))
+        if (seen++ == spec.parallel) found = l;
+    if (found == UINT32_MAX)
+      return Error{spec.where + (seen == 0 ? "no link between " + spec.a + " and " + spec.b
+                                           : "only " + std::to_string(seen) + " links between " + spec.a + " and " + spec.b)};
+    LinkEvent e = spec.event;
+    e.link = found;
+    out.push_back(e);
+  }
+  return out;
+}
 
 Result<Scenario> parse_scenario(std::string_view text, const std::string& source) {
   Scenario s;
@@ -208,7 +273,7 @@ Result<Scenario> parse_scenario(std::string_view text, const std::string& source
   const std::string dir = std::filesystem::path(source).parent_path().string();
   Status read = read_yaml(text, source, [&](const Reader& r, const YAML::Node& root) {
     if (!root.IsMap()) r.fail(root, "", "a scenario is a mapping (name, topology, traffic, ...)");
-    r.keys(root, "", {"name", "seed", "topology", "network", "cc", "traffic", "stop_ms", "buckets"});
+    r.keys(root, "", {"name", "seed", "topology", "network", "cc", "traffic", "events", "stop_ms", "buckets"});
     s.name = root["name"] ? r.text(root["name"], "name") : std::filesystem::path(source).stem().string();
     if (root["seed"]) s.seed = r.whole(root["seed"], "seed", 0, UINT64_MAX);
     if (!root["topology"]) r.fail(root, "topology", "required: {spec: <cluster spec>} or {hpcc: <topology file>}");
@@ -233,6 +298,10 @@ Result<Scenario> parse_scenario(std::string_view text, const std::string& source
     for (size_t i = 0; i < root["traffic"].size(); ++i) {
       s.traffic.push_back(read_traffic(r, root["traffic"][i], "traffic[" + std::to_string(i) + "]", dir, collectives));
       if (s.traffic.back().kind == TrafficSpec::Kind::kCollective) collectives.push_back(s.traffic.back().collective.name);
+    }
+    if (const YAML::Node events = root["events"]) {
+      if (!events.IsSequence()) r.fail(events, "events", "expected a list of link events");
+      for (size_t i = 0; i < events.size(); ++i) s.events.push_back(read_link_event(r, events[i], i, source));
     }
     if (root["stop_ms"]) s.stop = Time::ms(r.number(root["stop_ms"], "stop_ms", 1e-6, 1e7));
     if (root["buckets"]) {

@@ -11,6 +11,9 @@
 //     - poisson: {cdf: cdf/WebSearch_distribution.txt, load: 0.3, duration_ms: 10}
 //     - incast: {receiver: 0, senders: 16, bytes: 500000, start_us: 100}
 //     - collective: {op: all_reduce, bytes: 16M, algorithm: auto, ranks: {servers: 4}, rails: own}
+//   events:                                        # links that fail, drain, degrade
+//     - {at_us: 2000, link: [agg-p0-0, core-g0-0], set: down}   # or up, drain, restore
+//     - {at_us: 0, link: [tor-s0, agg-p0-0], loss: 0.01}       # or rate_gbps: 50
 //   stop_ms: 200
 //
 // Errors name the file, line, column and field and say what was expected; unknown and
@@ -40,6 +43,15 @@ struct TrafficSpec {
   CollectiveOptions collective;
 };
 
+// A link event as written: the link by its two ends' names ([a, "b#1"] for the second of
+// parallel links), resolved against the topology when the scenario runs.
+struct LinkEventSpec {
+  LinkEvent event;     // all but the link
+  std::string a, b;
+  uint32_t parallel = 0;  // which of several links between a and b
+  std::string where;   // "file:line:col: events[i].link" for errors found then
+};
+
 struct Scenario {
   std::string name;
   std::string source;          // the file it came from
@@ -49,6 +61,7 @@ struct Scenario {
   NetConfig network;
   std::vector<std::string> cc{"dcqcn", "hpcc", "tita"};
   std::vector<TrafficSpec> traffic;
+  std::vector<LinkEventSpec> events;
   Time stop = Time::seconds(1);
   std::vector<uint64_t> buckets;
 };
@@ -65,5 +78,7 @@ struct Traffic {
   std::vector<CollectiveReplay> collectives;  // which of the flows each collective is
 };
 Result<Traffic> scenario_flows(const Scenario& scenario, const SimTopology& topology);
+// The scenario's link events with their links found in `topology` by name.
+Result<std::vector<LinkEvent>> scenario_link_events(const Scenario& scenario, const SimTopology& topology);
 
 }  // namespace xm::sim

@@ -50,6 +50,7 @@ class SharedBuffer {
   uint64_t used() const { return used_; }
   uint64_t egress_bytes(uint32_t out, int cls) const { return cell_[at(out, cls)].egress; }
   uint64_t headroom_used(uint32_t in, int cls) const { return cell_[at(in, cls)].headroom; }
+  bool paused(uint32_t in, int cls) const { return cell_[at(in, cls)].paused; }
 
  private:
   uint64_t pfc_threshold(uint32_t shift) const;

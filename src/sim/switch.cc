@@ -18,14 +18,14 @@ void Network::switch_receive(PortId in, PacketId id) {
   const uint32_t s = sw - topology_.hosts;
   // ECMP: the flow's hash mixed with this switch's seed, so consecutive switches do not
   // make correlated choices. Spraying varies the hash per packet.
-  const auto hops = routing_.next_hops(sw, pkt.dst);
-  uint32_t choice = 0;
-  if (hops.size() > 1) {
-    uint64_t key = pkt.hash ^ switch_seed_[s];
-    if (config_.load_balancing == LoadBalancing::kSpray) key ^= pkt.seq * 0x9e3779b97f4a7c15ull;
-    choice = ecmp_pick(key, hops.size());
+  uint64_t key = pkt.hash ^ switch_seed_[s];
+  if (config_.load_balancing == LoadBalancing::kSpray) key ^= pkt.seq * 0x9e3779b97f4a7c15ull;
+  const int hop = live_hop(sw, routing_.next_hops(sw, pkt.dst), key);
+  if (hop < 0) {  // no live route to its destination (until routes follow a dead link)
+    drop(id);
+    return;
   }
-  const uint16_t out_local = hops[choice];
+  const uint16_t out_local = uint16_t(hop);
   const PortId out = wiring_.first_port[sw] + out_local;
   const uint32_t in_local = in - wiring_.first_port[sw];
   const int cls = pkt.prio;

@@ -46,7 +46,7 @@ TEST(Scenario, ErrorsNameFileLineColumnAndField) {
   EXPECT_EQ(err("topology: {spec: a.yaml}\ntraffic: [{flood: {}}]\n"),
             "s.yaml:2:12: traffic[0].flood: unknown traffic; expected poisson, incast, permutation, allreduce, collective or hpcc_flows");
   EXPECT_EQ(err("topology: {spec: a.yaml}\ntraffic: [{permutation: {}}]\nstopms: 3\n"),
-            "s.yaml:3:1: stopms: unknown field; expected one of: name, seed, topology, network, cc, traffic, stop_ms, buckets");
+            "s.yaml:3:1: stopms: unknown field; expected one of: name, seed, topology, network, cc, traffic, events, stop_ms, buckets");
   EXPECT_EQ(err("traffic: [{permutation: {}}]\n"),
             "s.yaml:1:1: topology: required: {spec: <cluster spec>} or {hpcc: <topology file>}");
   EXPECT_EQ(err("topology: {spec: a.yaml}\ntraffic: [{permutation: {}}\n"), "s.yaml:3:1: end of sequence flow not found");
