@@ -23,7 +23,7 @@ void read_network(const Reader& r, const YAML::Node& n, NetConfig& c) {
          {"mtu", "pfc", "ecn", "buffer_mb", "load_balancing", "ack_every", "kmin_kb_per_25g", "kmax_kb_per_25g", "pmax",
           "headroom_rtts", "pfc_shift", "egress_shift", "reserve_bytes", "resume_offset_bytes", "rto_us",
           "cnp_interval_us", "nack_interval_us", "header_bytes", "wire_gap_bytes", "model", "headroom_packets",
-          "ack_high_prio", "nic_arbitration", "token_round_bytes"});
+          "ack_high_prio", "nic_arbitration", "token_round_bytes", "reroute_delay_us"});
   auto f = [](const char* k) { return std::string("network.") + k; };
   if (n["model"]) {  // first: the fields below override the model's
     const std::string m = r.text(n["model"], f("model"));
@@ -65,6 +65,7 @@ void read_network(const Reader& r, const YAML::Node& n, NetConfig& c) {
     else if (a == "token_rounds") c.nic_arbitration = NicArbitration::kTokenRounds;
     else r.fail(n["nic_arbitration"], f("nic_arbitration"), "expected pacing or token_rounds, got \"" + a + "\"");
   }
+  if (n["reroute_delay_us"]) c.reroute_delay = Time::us(r.number(n["reroute_delay_us"], f("reroute_delay_us"), 0, 1e9));
   if (n["token_round_bytes"]) c.token_round_bytes = uint32_t(r.whole(n["token_round_bytes"], f("token_round_bytes"), 64, 1 << 20));
 }
 
