@@ -98,14 +98,15 @@ def run(cmd, cwd, log):
 
 
 def read_fct(path):
-    """(sip, dip, size, start_ns) -> [(fct_ns, standalone_ns), ...] in file order."""
+    """(sip, dip, size) -> [(start_ns, fct_ns, standalone_ns), ...] by start."""
     flows = {}
     for line in open(path):
         f = line.split()
         if len(f) != 8:
             continue
-        key = (f[0], f[1], int(f[4]), int(f[5]))
-        flows.setdefault(key, []).append((int(f[6]), int(f[7])))
+        flows.setdefault((f[0], f[1], int(f[4])), []).append((int(f[5]), int(f[6]), int(f[7])))
+    for runs in flows.values():
+        runs.sort()
     return flows
 
 
@@ -126,13 +127,20 @@ def bucket_name(i):
 
 
 def compare(xm_file, peer_file):
+    """Flows of both files paired by source, destination, size and start (the two
+    simulators round a start given in seconds to their clocks differently: within 5 ns)."""
     xm, peer = read_fct(xm_file), read_fct(peer_file)
     matched, same_ideal = [], 0
-    for key, runs in peer.items():
-        for i, (fct, ideal) in enumerate(runs):
-            if key in xm and i < len(xm[key]):
-                x_fct, x_ideal = xm[key][i]
-                same_ideal += abs(x_ideal - ideal) <= 1
+    for key, theirs in peer.items():
+        ours = xm.get(key, [])
+        i = 0
+        for start, fct, ideal in theirs:
+            while i < len(ours) and ours[i][0] < start - 5:
+                i += 1
+            if i < len(ours) and abs(ours[i][0] - start) <= 5:
+                _, x_fct, x_ideal = ours[i]
+                i += 1
+                same_ideal += abs(x_ideal - ideal) <= 2
                 matched.append((key[2], x_fct / ideal, fct / ideal, x_fct / fct))
     return {
         "xm_flows": sum(map(len, xm.values())),
