@@ -12,6 +12,8 @@ xm, peer, peer, xm, ... so that drift in the machine's speed hits both.
 Flows are matched by source, destination, size and start time. Slowdown is FCT over the
 peer's standalone FCT for both (one denominator); xm's own standalone column is checked
 to be the same number. Reported per size bucket: p50/p95/p99 for both and xm's error,
+and the error xm makes against itself under another seed (other ECMP hashes, other ECN
+draws: the two simulators' hashes differ, so this is the agreement the paths allow),
 the per-flow FCT ratio (xm / peer) distribution, wall time and peak memory (medians).
 
     bench/sim_vs_hpcc.py --peer ~/ns-3-alibabacloud/simulation/build/scratch/ns3.36.1-NormalNetwork-optimized
@@ -171,6 +173,12 @@ def main():
     ap.add_argument("--duration-ms", type=float, default=10, help="arrivals for this long (the standard experiment: 10)")
     ap.add_argument("--runs", type=int, default=1, help="runs of each program (fidelity needs one: both are deterministic)")
     ap.add_argument("--keep", help="keep the files in this directory")
+    ap.add_argument("--reuse-peer", action="store_true",
+                    help="with --keep: take the peer's FCT files a previous run left there instead of running it "
+                         "again (it is deterministic); wall times then come from xm only")
+    ap.add_argument("--noise-seed", type=int, default=2,
+                    help="also run xm with this seed (other ECMP hashes and ECN draws) and report how far that moves "
+                         "each percentile: the agreement path choices alone allow (0: skip)")
     args = ap.parse_args()
     peer = Path(args.peer).expanduser()
     if not (peer.is_file() and os.access(peer, os.X_OK)):
@@ -201,15 +209,24 @@ def main():
                 f"QLEN_MON_FILE {d / 'qlen.txt'}\nBW_MON_FILE {d / 'bw.txt'}\nRATE_MON_FILE {d / 'rate.txt'}\n"
                 f"CNP_MON_FILE {d / 'cnp.txt'}\nMON_START 0\nMON_END 0\nQP_MON_INTERVAL 100000000\n"
                 f"QLEN_MON_INTERVAL 100000000\nBW_MON_INTERVAL 100000000\n" + COMMON + CC[cc])
+            config = (d / f"config_{case}.txt").read_text()
+            (d / f"config_noise_{case}.txt").write_text(config.replace(f"FCT_OUTPUT_FILE {d / 'fct.txt'}",
+                                                                        f"FCT_OUTPUT_FILE {d / 'fct_noise.txt'}"))
             cases.append((w, cc, case, d))
 
     flows_count = {w: int(open(work / f"flows_{w}.txt").readline()) for w in args.workloads.split(",")}
     timing = {case: {"xm": [], "peer": []} for _, _, case, _ in cases}
+    if args.noise_seed:
+        for w, cc, case, d in cases:
+            run([xm, "sim", "hpcc", f"config_noise_{case}.txt", "-q", "--seed", str(args.noise_seed), "-o", d / "xm-noise"],
+                d, d / "xm-noise.log")
     for r in range(args.runs):
         for w, cc, case, d in cases:
             config = f"config_{case}.txt"
             order = ["xm", "peer"] if r % 2 == 0 else ["peer", "xm"]
             for who in order:
+                if who == "peer" and args.reuse_peer and (d / f"fct_{case}.txt").exists():
+                    continue
                 cmd = [xm, "sim", "hpcc", config, "-q", "-o", d / "xm-report"] if who == "xm" else [peer, config]
                 wall, rss = run(cmd, d, d / f"{who}.log")
                 timing[case][who].append((wall, rss))
@@ -223,11 +240,15 @@ def main():
     for w, cc, case, d in cases:
         c = compare(d / "fct.txt", d / f"fct_{case}.txt")
         m = c["matched"]
+        # xm against itself with other hashes: the same flows, matched the same way.
+        noise = bucket_rows(compare(d / "fct_noise.txt", d / "fct.txt")["matched"]) if args.noise_seed else None
         print(f"### {w}, {cc}: {flows_count[w]} flows; matched {len(m)} "
               f"(xm finished {c['xm_flows']}, peer {c['peer_flows']}); standalone FCT equal on "
               f"{c['same_ideal']} of {len(m)}\n")
-        print("| flow size | flows | peer p50 | xm p50 | err | peer p95 | xm p95 | err | peer p99 | xm p99 | err |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        seed_col = f" seed {args.noise_seed} |" if noise else ""
+        print("| flow size | flows |" + "".join(f" peer p{q} | xm p{q} | err |{seed_col}" for q in (50, 95, 99)))
+        print("|---|---:|" + "---:|---:|---:|" * 3 + ("---:|" * 3 if noise else ""))
+        noisy = {name: sel for name, sel in noise} if noise else {}
         worst = 0.0
         for name, sel in bucket_rows(m):
             cells = []
@@ -238,12 +259,18 @@ def main():
                 if name != "all":
                     worst = max(worst, abs(err))
                 cells += [f"{p:.2f}", f"{x:.2f}", f"{err * 100:+.0f}%"]
+                if noise:  # the same percentile of xm under seed N against seed 1
+                    other = noisy.get(name)
+                    cells.append(f"{(percentile([s[1] for s in other], q) / percentile([s[2] for s in other], q) - 1) * 100:+.0f}%"
+                                 if other else "")
             print(f"| {name} | {len(sel)} | " + " | ".join(cells) + " |")
         ratios = [s[3] for s in m]
         qs = [1, 10, 50, 90, 99]
         print(f"\nper-flow FCT ratio xm/peer: " + ", ".join(f"p{q} {percentile(ratios, q):.2f}" for q in qs)
               + f"; within 10 %: {sum(abs(x - 1) <= 0.1 for x in ratios) / len(ratios) * 100:.0f} % of flows\n")
         t = timing[case]
+        if not t["peer"]:  # reused
+            t["peer"] = [(float("nan"), float("nan"))]
         xw = statistics.median(x[0] for x in t["xm"])
         pw = statistics.median(x[0] for x in t["peer"])
         spread = lambda v: f"{min(v):.1f}-{max(v):.1f}" if len(v) > 1 else f"{v[0]:.1f}"

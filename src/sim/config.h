@@ -89,8 +89,12 @@ struct NetConfig {
   // would); until then a switch sends only on its own live ports.
   Time reroute_delay = Time::us(100);
   // Switches queue ACKs and NACKs in class 0, ahead of data and never paused; false: in
-  // their flow's class, behind its data (the HPCC simulator's ACK_HIGH_PRIO 0).
+  // their flow's class, behind its data and paused with it.
   bool ack_high_prio = true;
+  // The NIC sends its ACKs even while PFC pauses their flow's class. The HPCC simulator's
+  // ACK_HIGH_PRIO sets this one only in SimAI's fork (its switches keep ACKs in the data
+  // class whatever it says); in the HPCC code it set both.
+  bool nic_ack_high_prio = true;
 };
 
 // Sets the knobs in which `model` differs from ours (header and frame sizes, headroom, the

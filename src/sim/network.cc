@@ -323,8 +323,14 @@ void Network::finish_flow(uint32_t id) {
   Port& port = ports_[f.port];
   auto it = std::find(port.active.begin(), port.active.end(), id);
   if (it != port.active.end()) {
-    *it = port.active.back();
-    port.active.pop_back();
+    if (config_.nic_arbitration == NicArbitration::kTokenRounds) {
+      // Its round robin keeps the order and the flow served last (port.rr) in place.
+      if (uint32_t(it - port.active.begin()) < port.rr) --port.rr;
+      port.active.erase(it);
+    } else {
+      *it = port.active.back();
+      port.active.pop_back();
+    }
     if (port.rr >= port.active.size()) port.rr = 0;
   }
   for (uint8_t t = 0; t < kCcTimers; ++t) cc_due_[size_t(id) * kCcTimers + t] = Time::infinite();
@@ -372,6 +378,13 @@ void Network::set_rate(uint32_t id, Rate rate) {
   Flow& f = flows_[id];
   rate = min(rate, f.max_rate);
   if (!(rate.bps() > 0)) rate = Rate::mbps(1);
+  if (config_.nic_arbitration == NicArbitration::kTokenRounds) {
+    // Its NIC looks again whenever a flow's rate changes (tokens come at the new rate).
+    const bool changed = rate != f.rate;
+    f.rate = rate;
+    if (changed && f.state == FlowState::kActive) kick_later(f.port);
+    return;
+  }
   f.rate = rate;
   if (f.last_wire > 0) {
     f.next_avail = f.last_sent + rate.tx_time(f.last_wire);

@@ -38,8 +38,10 @@ inline bool Network::may_send(const Port& port, const Flow& f) const {
 // only for pacing, a wake-up is set for the earliest.
 PacketId Network::host_dequeue(PortId p) {
   Port& port = ports_[p];
-  // ACKs in their flow's class (ack_high_prio off) wait while the peer pauses it.
-  if ((port.backlog & 1u) && !(port.paused & (1u << pool_[port.queue[0].head].prio))) {
+  // ACKs in their flow's class wait while the peer pauses it, unless the NIC sends them
+  // regardless (nic_ack_high_prio).
+  if ((port.backlog & 1u) &&
+      (config_.nic_ack_high_prio || !(port.paused & (1u << pool_[port.queue[0].head].prio)))) {
     const PacketId id = port.queue[0].pop_front(pool_);
     if (port.queue[0].empty()) port.backlog &= uint8_t(~1u);
     return id;
@@ -78,7 +80,6 @@ PacketId Network::token_round_dequeue(PortId p) {
     Flow& f = flows_[port.active[port.rr]];
     if (may_send(port, f) && f.tokens >= int64_t(f.last_wire)) return send_tokens(f, port.active[port.rr]);
   }
-  Time earliest = Time::infinite();
   for (uint32_t k = 1; k <= n; ++k) {
     const uint32_t i = (port.rr + k) % n;
     Flow& f = flows_[port.active[i]];
@@ -92,10 +93,20 @@ PacketId Network::token_round_dequeue(PortId p) {
       port.rr = i;
       return send_tokens(f, port.active[i]);
     }
-    const Time wait = f.rate.tx_time(uint64_t(round - f.tokens));
-    earliest = min(earliest, now() + max(wait, Time::ns(1)));
   }
-  if (earliest != Time::infinite()) schedule_wake(p, earliest);
+  // Nothing can go: the NIC sets one wake-up for when the first of its flows would hold a
+  // round, as there — counting every flow it holds, also those its window or PFC holds
+  // back, with the tokens they had when last served. One that already holds a round
+  // means no wake-up at all, and a wake-up already set is not brought forward: a flow
+  // then waits for the next ACK to this NIC (HPCC's short flows behind a window-bound
+  // one wait up to an RTT so).
+  Time earliest = Time::infinite();
+  for (uint32_t id : port.active) {
+    const Flow& f = flows_[id];
+    if (f.tokens > round) return kNoPacket;
+    earliest = min(earliest, now() + max(f.rate.tx_time(uint64_t(round - f.tokens)), Time::ns(1)));
+  }
+  if (earliest != Time::infinite() && !(port.wake_at != Time::infinite() && port.wake_at > now())) schedule_wake(p, earliest);
   return kNoPacket;
 }
 

@@ -58,7 +58,7 @@ void read_network(const Reader& r, const YAML::Node& n, NetConfig& c) {
   if (n["header_bytes"]) c.header_bytes = uint32_t(r.whole(n["header_bytes"], f("header_bytes"), 0, 1024));
   if (n["wire_gap_bytes"]) c.wire_gap_bytes = uint32_t(r.whole(n["wire_gap_bytes"], f("wire_gap_bytes"), 0, 1024));
   if (n["headroom_packets"]) c.headroom_packets = r.number(n["headroom_packets"], f("headroom_packets"), 0, 1000);
-  if (n["ack_high_prio"]) c.ack_high_prio = r.boolean(n["ack_high_prio"], f("ack_high_prio"));
+  if (n["ack_high_prio"]) c.ack_high_prio = c.nic_ack_high_prio = r.boolean(n["ack_high_prio"], f("ack_high_prio"));
   if (n["nic_arbitration"]) {
     const std::string a = r.text(n["nic_arbitration"], f("nic_arbitration"));
     if (a == "pacing") c.nic_arbitration = NicArbitration::kPacing;

@@ -147,6 +147,9 @@ Result<HpccExperiment> parse_hpcc_config(std::string_view text, const std::strin
 
   HpccExperiment e;
   apply_model(e.network, NetModel::kHpcc);
+  // Its switches queue ACKs with the data: SimAI's fork never hands ACK_HIGH_PRIO to them
+  // (the attribute keeps its default, 0); the key sets only the NICs' ACK queue.
+  e.network.ack_high_prio = false;
   NetConfig& c = e.network;
   double cc_mode = 1;
   bool has_win = false, var_win = false;
@@ -236,7 +239,7 @@ Result<HpccExperiment> parse_hpcc_config(std::string_view text, const std::strin
       {"ENABLE_QCN", boolean(c.ecn)},
       {"PFC_ENABLED", boolean(c.pfc)},
       {"USE_DYNAMIC_PFC_THRESHOLD", must_be(true, "static PFC thresholds are not modelled; use 1")},
-      {"ACK_HIGH_PRIO", boolean(c.ack_high_prio)},
+      {"ACK_HIGH_PRIO", boolean(c.nic_ack_high_prio)},
       {"KMIN_MAP", map_of(kmin)},
       {"KMAX_MAP", map_of(kmax)},
       {"PMAX_MAP", map_of(pmax)},
