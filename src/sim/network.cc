@@ -333,6 +333,9 @@ void Network::finish_flow(uint32_t id) {
     }
     if (port.rr >= port.active.size()) port.rr = 0;
   }
+  // The HPCC simulator's NIC does not look again when a flow completes; with its wake-up
+  // rules (token_round_dequeue) a flow left waiting could then wait for ever. Ours looks.
+  if (config_.nic_arbitration == NicArbitration::kTokenRounds && !port.active.empty()) kick_later(f.port);
   for (uint8_t t = 0; t < kCcTimers; ++t) cc_due_[size_t(id) * kCcTimers + t] = Time::infinite();
   cc_.on_finish(*this, id);
   if (++counters_.flows_done == flows_.size()) engine_.request_stop();
