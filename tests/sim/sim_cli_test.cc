@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "common/shell.h"
@@ -43,6 +44,42 @@ TEST_F(XmSim, RunPrintsTheTableAndWritesResults) {
   EXPECT_NE(r.out.find("took"), std::string::npos) << "the progress line ends with the wall time: " << r.out;
   for (const char* f : {"summary.csv", "slowdown.csv", "results.json", "slowdown.svg", "dcqcn/fct.txt", "tita/fct.txt"})
     EXPECT_TRUE(fs::exists(dir_ / "res" / f)) << f;
+}
+
+TEST_F(XmSim, HpccRunsTheHpccSimulatorsConfigFile) {
+  // The HPCC simulator's files as its users have them: topology, flows, config.txt.
+  std::ofstream(dir_ / "flow.txt") << "3\n0 3 3 100 100000 2.0\n1 3 3 100 100000 2.0\n2 3 3 100 5000 2.00001\n";
+  const std::string config =
+      "TOPOLOGY_FILE topology.txt\nFLOW_FILE flow.txt\nFCT_OUTPUT_FILE out/fct.txt\nPFC_OUTPUT_FILE out/pfc.txt\n"
+      "CC_MODE 3\nRATE_AI 40Mb/s\nMIN_RATE 1000Mb/s\nHAS_WIN 1\nVAR_WIN 1\nU_TARGET 0.95\nFAST_REACT 1\n"
+      "PACKET_PAYLOAD_SIZE 1000\nBUFFER_SIZE 32\nKMAX_MAP 1 100000000000 1600\nKMIN_MAP 1 100000000000 400\n"
+      "PMAX_MAP 1 100000000000 0.2\nACK_HIGH_PRIO 0\n";
+  std::ofstream(dir_ / "config.txt") << config;
+  Outcome r = xm("sim hpcc config.txt -q -o res", dir_);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("hpcc:eta=0.95,min_rate_mbps=1000,w_ai_mbps=40 flows 3/3  drops 0"), std::string::npos) << r.out;
+  std::ifstream fct(dir_ / "out" / "fct.txt");
+  int lines = 0;
+  for (std::string line; std::getline(fct, line); ++lines) {
+    std::istringstream f(line);
+    std::string sip, dip;
+    unsigned long long sport, dport, size, start, took, standalone;
+    ASSERT_TRUE(f >> sip >> dip >> sport >> dport >> size >> start >> took >> standalone) << line;
+    EXPECT_EQ(dip, "0b000301") << line;
+    EXPECT_GT(took, standalone) << line;
+  }
+  EXPECT_EQ(lines, 3);
+  EXPECT_TRUE(fs::exists(dir_ / "res" / "summary.csv"));
+
+  std::ofstream(dir_ / "bad.txt") << config << "CC_MODE 7\n";
+  r = xm("sim hpcc bad.txt -q", dir_);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("xm sim hpcc: bad.txt:18: CC_MODE: 7 is not modelled: 1 (DCQCN) and 3 (HPCC) are"), std::string::npos)
+      << r.out;
+  std::ofstream(dir_ / "speeds.txt") << config << "KMIN_MAP 1 25000000000 100\n";
+  r = xm("sim hpcc speeds.txt -q", dir_);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.out.find("KMIN_MAP: the rate 25000000000 needs KMAX_MAP and PMAX_MAP entries too"), std::string::npos) << r.out;
 }
 
 TEST_F(XmSim, CollectivesRunInBothEnginesAndWriteTheirTables) {
