@@ -3,8 +3,8 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <memory>
 
@@ -48,6 +48,18 @@ void draw(const sim::Progress& p, bool tty) {
   std::fflush(stderr);
 }
 
+// The progress bar for a run, redrawn in place on a terminal, a line per algorithm else.
+std::function<void(const sim::Progress&)> progress_bar() {
+  const bool tty = isatty(fileno(stderr));
+  return [tty](const sim::Progress& p) { draw(p, tty); };
+}
+
+bool all_finished(const std::vector<sim::Report>& reports) {
+  for (const sim::Report& r : reports)
+    if (r.finished < r.flows) return false;
+  return true;
+}
+
 void add_run(CLI::App& sim, int& exit_code) {
   struct Options {
     std::string scenario, cc, out, engine = "packet";
@@ -88,8 +100,7 @@ void add_run(CLI::App& sim, int& exit_code) {
       start = comma + 1;
     }
     settings.out_dir = o->out.empty() ? "out/" + scenario->name : o->out;
-    const bool tty = isatty(fileno(stderr));
-    if (!o->quiet) settings.progress = [tty](const sim::Progress& p) { draw(p, tty); };
+    if (!o->quiet) settings.progress = progress_bar();
     Result<std::vector<sim::Report>> reports = sim::run_scenario(*scenario, settings);
     if (!reports) {
       std::cerr << "xm sim run: " << reports.error().message << "\n";
@@ -100,8 +111,7 @@ void add_run(CLI::App& sim, int& exit_code) {
     std::cerr << "wrote " << settings.out_dir << "/{summary.csv,slowdown.csv,results.json,slowdown.svg"
               << (settings.engine == sim::EngineKind::kPacket ? ",<cc>/fct.txt" : "")
               << (collectives ? ",<cc>/{collectives,ranks,rails}.csv,<cc>/rails.svg" : "") << "}\n";
-    for (const sim::Report& r : *reports)
-      if (r.finished < r.flows) exit_code = 1;
+    if (!all_finished(*reports)) exit_code = 1;
   });
 }
 
@@ -123,29 +133,16 @@ void add_hpcc(CLI::App& sim, int& exit_code) {
   cmd->callback([o, &exit_code] {
     Result<sim::HpccExperiment> e = sim::load_hpcc_config(o->config);
     if (!e) return void((std::cerr << "xm sim hpcc: " << e.error().message << "\n", exit_code = 2));
-    sim::Scenario scenario;
-    scenario.name = std::filesystem::path(o->config).stem().string();
-    scenario.source = o->config;
-    scenario.seed = o->seed;
-    scenario.hpcc_topology = e->topology_file;
-    scenario.network = e->network;
-    scenario.cc = {e->cc};
-    sim::TrafficSpec flows;
-    flows.kind = sim::TrafficSpec::Kind::kHpccFlows;
-    flows.path = e->flow_file;
-    scenario.traffic = {flows};
-    scenario.stop = e->stop == sim::Time::infinite() ? sim::Time::seconds(1000) : e->stop;
+    const sim::Scenario scenario = sim::hpcc_scenario(*e, o->config, o->seed);
     sim::RunSettings settings;
     settings.out_dir = o->out.empty() ? "out/" + scenario.name : o->out;
     settings.fct_file = e->fct_output_file;
-    const bool tty = isatty(fileno(stderr));
-    if (!o->quiet) settings.progress = [tty](const sim::Progress& p) { draw(p, tty); };
+    if (!o->quiet) settings.progress = progress_bar();
     Result<std::vector<sim::Report>> reports = sim::run_scenario(scenario, settings);
     if (!reports) return void((std::cerr << "xm sim hpcc: " << reports.error().message << "\n", exit_code = 2));
     std::cout << sim::reports_text(*reports);
     std::cerr << "wrote " << e->fct_output_file << " and " << settings.out_dir << "/{summary.csv,slowdown.csv,results.json,slowdown.svg}\n";
-    for (const sim::Report& r : *reports)
-      if (r.finished < r.flows) exit_code = 1;
+    if (!all_finished(*reports)) exit_code = 1;
   });
 }
 

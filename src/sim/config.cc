@@ -13,6 +13,7 @@ void apply_model(NetConfig& c, NetModel model) {
     c.int_base_bytes = ours.int_base_bytes;
     c.headroom_rtts = ours.headroom_rtts, c.headroom_packets = ours.headroom_packets;
     c.nic_arbitration = ours.nic_arbitration;
+    c.ack_high_prio = ours.ack_high_prio;
     return;
   }
   // The HPCC simulator (ns-3-alibabacloud, dev/qp): a 14-byte link header, IPv4, UDP and
@@ -26,6 +27,9 @@ void apply_model(NetConfig& c, NetModel model) {
   c.headroom_rtts = 2;  // its switches' headroom: 2 × rate × delay + 2 payloads
   c.headroom_packets = 2;
   c.nic_arbitration = NicArbitration::kTokenRounds;
+  // Its switches queue ACKs with the data: SimAI's fork never hands ACK_HIGH_PRIO to them
+  // (their attribute keeps its default, 0); the key sets only the NICs' ACK queue.
+  c.ack_high_prio = false;
 }
 
 Status check_config(const NetConfig& config, const SimTopology& topology) {

@@ -98,7 +98,8 @@ struct NetConfig {
 };
 
 // Sets the knobs in which `model` differs from ours (header and frame sizes, headroom, the
-// NIC's arbitration) to that model's values; other fields keep theirs.
+// NIC's arbitration, the switches' ACK class) to that model's values; other fields keep
+// theirs.
 void apply_model(NetConfig& config, NetModel model);
 
 // What a configuration needs of the fabric it runs on: ECN thresholds for each of its

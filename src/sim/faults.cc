@@ -25,9 +25,11 @@ Status Network::add_link_event(const LinkEvent& e) {
   auto later = std::upper_bound(link_events_.begin(), link_events_.end(), e.at,
                                 [](Time at, const LinkEvent& x) { return at < x.at; });
   link_events_.insert(later, e);  // in time order, ties in the order given
-  faults_ = true;
-  link_down_.assign(topology_.links.size(), 0);
-  link_drained_.assign(topology_.links.size(), 0);
+  if (!faults_) {
+    faults_ = true;
+    link_down_.assign(topology_.links.size(), 0);
+    link_drained_.assign(topology_.links.size(), 0);
+  }
   return Status::Ok();
 }
 
@@ -118,10 +120,8 @@ bool Network::lost_on_arrival(const Port& port, const Packet& pkt) {
          rng_.uniform() < port.loss;
 }
 
-// ECMP over the next hops whose ports are up (all of them, unless a link event ran); -1 if
-// none is.
+// ECMP over the next hops whose ports are up; -1 if none is.
 int Network::live_hop(NodeIndex sw, std::span<const uint16_t> hops, uint64_t key) const {
-  if (!faults_) return hops.size() > 1 ? hops[ecmp_pick(key, hops.size())] : hops.empty() ? -1 : hops[0];
   uint16_t live[64];
   size_t n = 0;
   for (uint16_t h : hops)

@@ -83,7 +83,7 @@ struct Flow {
   uint32_t last_wire = 0;  // a rate change, as a hardware rate limiter would)
   uint32_t port = 0;     // the sender's port this flow leaves on
   Time last_progress;    // last time snd_una advanced (RTO)
-  int64_t tokens = 0, token_cap = 0;  // NicArbitration::kTokenRounds: bytes it may send
+  int64_t tokens = 0;                 // NicArbitration::kTokenRounds: bytes it may send
   Time token_at;                      // when tokens were last refilled
 
   // Receiver.

@@ -77,6 +77,7 @@ Network::Network(const SimTopology& topology, const NetConfig& config, Congestio
   const uint32_t int_bytes = needs_.int_hops ? config_.int_base_bytes + 8 * kMaxIntHops : needs_.path_util ? 8 : 0;
   data_overhead_ = config_.header_bytes + config_.wire_gap_bytes + int_bytes;
   ack_wire_ = config_.ack_frame_bytes + config_.wire_gap_bytes + int_bytes;
+  token_cap_ = 2 * std::max<int64_t>(int64_t(config_.mtu_payload) + data_overhead_, config_.token_round_bytes);
 
   // HPCC's T: the largest idle RTT of a full packet and its ACK. Sampled from the first
   // host under each distinct first switch (all hosts of a ToR see the same distances).
@@ -300,9 +301,7 @@ void Network::start_flow(uint32_t id) {
   f.window = 0;
   f.next_avail = f.last_progress = now();
   if (config_.nic_arbitration == NicArbitration::kTokenRounds) {
-    const int64_t full = int64_t(config_.mtu_payload) + data_overhead_;  // one full packet to start
-    f.tokens = full;
-    f.token_cap = 2 * std::max<int64_t>(full, config_.token_round_bytes);
+    f.tokens = int64_t(config_.mtu_payload) + data_overhead_;  // one full packet to start
     f.token_at = now();
     f.last_wire = 0;  // no packet yet: if it is the flow served last, it may send at once
   }

@@ -186,6 +186,7 @@ class Network final : private CcHost {
   Time base_rtt_;
   uint32_t data_overhead_ = 0;  // wire bytes of a data packet beyond its payload
   uint32_t ack_wire_ = 0;
+  int64_t token_cap_ = 0;       // kTokenRounds: a flow's tokens stop at two rounds (or packets)
   bool ran_ = false;
   bool rto_scan_scheduled_ = false;
   Time window_end_;

@@ -84,9 +84,9 @@ PacketId Network::token_round_dequeue(PortId p) {
     const uint32_t i = (port.rr + k) % n;
     Flow& f = flows_[port.active[i]];
     if (!may_send(port, f)) continue;
-    if (f.tokens < f.token_cap) {
+    if (f.tokens < token_cap_) {
       const double earned = double((now() - f.token_at).ps()) * f.rate.bps() / 8e12;
-      f.tokens = std::min<int64_t>(f.token_cap, f.tokens + std::llround(earned));
+      f.tokens = std::min<int64_t>(token_cap_, f.tokens + std::llround(earned));
       f.token_at = now();
     }
     if (f.tokens >= round) {
@@ -106,7 +106,8 @@ PacketId Network::token_round_dequeue(PortId p) {
     if (f.tokens > round) return kNoPacket;
     earliest = min(earliest, now() + max(f.rate.tx_time(uint64_t(round - f.tokens)), Time::ns(1)));
   }
-  if (earliest != Time::infinite() && !(port.wake_at != Time::infinite() && port.wake_at > now())) schedule_wake(p, earliest);
+  const bool wake_pending = port.wake_at != Time::infinite() && port.wake_at > now();
+  if (earliest != Time::infinite() && !wake_pending) schedule_wake(p, earliest);
   return kNoPacket;
 }
 

@@ -11,6 +11,7 @@
 
 #include "sim/random.h"
 #include "sim/workload/cdf.h"
+#include "sim/workload/hpcc_config.h"
 #include "sim/workload/hpcc_io.h"
 #include "sim/yaml_reader.h"
 #include "topo/spec_io.h"
@@ -242,6 +243,23 @@ LinkEventSpec read_link_event(const Reader& r, const YAML::Node& n, size_t i, co
 }
 
 }  // namespace
+
+Scenario hpcc_scenario(const HpccExperiment& e, const std::string& source, uint64_t seed) {
+  Scenario s;
+  s.name = std::filesystem::path(source).stem().string();
+  s.source = source;
+  s.seed = seed;
+  s.hpcc_topology = e.topology_file;
+  s.network = e.network;
+  s.cc = {e.cc};
+  TrafficSpec flows;
+  flows.kind = TrafficSpec::Kind::kHpccFlows;
+  flows.path = e.flow_file;
+  s.traffic = {flows};
+  // It runs until nothing is left to happen; a stop time only bounds a run that never ends.
+  s.stop = e.stop == Time::infinite() ? Time::seconds(1000) : e.stop;
+  return s;
+}
 
 Result<std::vector<LinkEvent>> scenario_link_events(const Scenario& s, const SimTopology& t) {
   std::vector<LinkEvent> out;

@@ -69,6 +69,11 @@ struct Scenario {
 Result<Scenario> parse_scenario(std::string_view text, const std::string& source);
 Result<Scenario> load_scenario(const std::string& path);
 
+// The HPCC simulator's experiment (its config file) as a scenario: its topology and flow
+// files, network and algorithm; `source` names it in errors, `seed` draws ECMP and ECN.
+struct HpccExperiment;
+Scenario hpcc_scenario(const HpccExperiment& experiment, const std::string& source, uint64_t seed);
+
 // The topology and flows a scenario describes; the flows depend only on the scenario
 // (seed included), never on the algorithm. With collective traffic the topology has the
 // servers' intra-server switches.

@@ -18,9 +18,15 @@ void Network::switch_receive(PortId in, PacketId id) {
   const uint32_t s = sw - topology_.hosts;
   // ECMP: the flow's hash mixed with this switch's seed, so consecutive switches do not
   // make correlated choices. Spraying varies the hash per packet.
-  uint64_t key = pkt.hash ^ switch_seed_[s];
-  if (config_.load_balancing == LoadBalancing::kSpray) key ^= pkt.seq * 0x9e3779b97f4a7c15ull;
-  const int hop = live_hop(sw, routing_.next_hops(sw, pkt.dst), key);
+  const auto hops = routing_.next_hops(sw, pkt.dst);
+  auto key = [&] {
+    uint64_t k = pkt.hash ^ switch_seed_[s];
+    if (config_.load_balancing == LoadBalancing::kSpray) k ^= pkt.seq * 0x9e3779b97f4a7c15ull;
+    return k;
+  };
+  int hop = 0;
+  if (faults_) hop = live_hop(sw, hops, key());  // only live ports (faults.cc)
+  else hop = hops.size() > 1 ? hops[ecmp_pick(key(), hops.size())] : hops[0];
   if (hop < 0) {  // no live route to its destination (until routes follow a dead link)
     drop(id);
     return;

@@ -17,8 +17,15 @@ using test::flow;
 constexpr uint32_t kHosts = 8, kTrunk0 = kHosts, kTrunk1 = kHosts + 1;
 SimTopology fabric() { return test::dumbbell(kHosts, 100, 100, 2); }
 
-void add_cross_flows(Network& net) {
-  for (uint32_t h = 0; h < kHosts / 2; ++h) ASSERT_TRUE(net.add_flow(flow(h, h + kHosts / 2, 2'000'000)).ok());
+void add_cross_flows(Network& net, uint64_t bytes = 2'000'000) {
+  for (uint32_t h = 0; h < kHosts / 2; ++h) ASSERT_TRUE(net.add_flow(flow(h, h + kHosts / 2, bytes)).ok());
+}
+
+// Routes that follow within 20 us, so a test sees the fabric after them soon.
+NetConfig quick_reroute() {
+  NetConfig config;
+  config.reroute_delay = Time::us(20);
+  return config;
 }
 
 // The left switch's port on `link`.
@@ -68,10 +75,8 @@ TEST_P(Faults, ATrunkDownMidFlowLosesWhatItCarriedAndEveryFlowFinishes) {
 }
 
 TEST_P(Faults, ADrainedTrunkCarriesNothingOnceRoutesFollowAndLosesNothing) {
-  NetConfig config;
-  config.reroute_delay = Time::us(20);
   auto control = cc(GetParam());
-  Network net(fabric(), config, *control, 1);
+  Network net(fabric(), quick_reroute(), *control, 1);
   add_cross_flows(net);
   ASSERT_TRUE(net.add_link_event(event(Time::us(100), kTrunk0, LinkEvent::Kind::kDrain)).ok());
   // Routes follow at 120 us; what was queued for the trunk then has left by 200 us (its
@@ -108,11 +113,9 @@ TEST_P(Faults, ALossyLinkCostsRetransmissionsNotBytes) {
 }
 
 TEST_P(Faults, ALinkBackUpCarriesAgain) {
-  NetConfig config;
-  config.reroute_delay = Time::us(20);
   auto control = cc(GetParam());
-  Network net(fabric(), config, *control, 1);
-  for (uint32_t h = 0; h < kHosts / 2; ++h) ASSERT_TRUE(net.add_flow(flow(h, h + kHosts / 2, 10'000'000)).ok());
+  Network net(fabric(), quick_reroute(), *control, 1);
+  add_cross_flows(net, 10'000'000);
   ASSERT_TRUE(net.add_link_event(event(Time::us(50), kTrunk0, LinkEvent::Kind::kDown)).ok());
   ASSERT_TRUE(net.add_link_event(event(Time::us(300), kTrunk0, LinkEvent::Kind::kUp)).ok());
   ASSERT_FALSE(net.run(Time::us(320)));

@@ -11,6 +11,7 @@
 
 #include "sim/workload/hpcc_io.h"
 #include "util/file.h"
+#include "util/format.h"
 
 namespace xm::sim {
 namespace {
@@ -114,13 +115,6 @@ Result<std::map<double, double>> rate_map(const Reader& r, const std::string& v)
   return out;
 }
 
-std::string format_number(double v) {
-  std::ostringstream out;
-  out.precision(12);
-  out << v;
-  return out.str();
-}
-
 }  // namespace
 
 Result<HpccExperiment> parse_hpcc_config(std::string_view text, const std::string& source) {
@@ -147,9 +141,6 @@ Result<HpccExperiment> parse_hpcc_config(std::string_view text, const std::strin
 
   HpccExperiment e;
   apply_model(e.network, NetModel::kHpcc);
-  // Its switches queue ACKs with the data: SimAI's fork never hands ACK_HIGH_PRIO to them
-  // (the attribute keeps its default, 0); the key sets only the NICs' ACK queue.
-  e.network.ack_high_prio = false;
   NetConfig& c = e.network;
   double cc_mode = 1;
   bool has_win = false, var_win = false;
@@ -189,7 +180,7 @@ Result<HpccExperiment> parse_hpcc_config(std::string_view text, const std::strin
     return [&to, name, rate, lo, hi](const Reader& r, const std::string& v) -> Status {
       Result<double> x = rate ? mbps(r, v) : number(r, v, lo, hi);
       if (!x) return x.error();
-      to[name] = format_number(*x);
+      to[name] = formatted("%.12g", *x);
       return {};
     };
   };
@@ -301,8 +292,8 @@ Result<HpccExperiment> parse_hpcc_config(std::string_view text, const std::strin
   if (!kmin.empty() || !kmax.empty() || !pmax.empty()) {
     for (const auto& [gbps, k] : kmin) {
       if (!kmax.count(gbps) || !pmax.count(gbps))
-        return Error{line_of("KMIN_MAP") + "the rate " + format_number(gbps * 1e9) + " needs KMAX_MAP and PMAX_MAP entries too"};
-      if (kmax[gbps] <= k) return Error{line_of("KMAX_MAP") + "must be above KMIN_MAP at " + format_number(gbps * 1e9)};
+        return Error{line_of("KMIN_MAP") + "the rate " + formatted("%.12g", gbps * 1e9) + " needs KMAX_MAP and PMAX_MAP entries too"};
+      if (kmax[gbps] <= k) return Error{line_of("KMAX_MAP") + "must be above KMIN_MAP at " + formatted("%.12g", gbps * 1e9)};
       c.ecn_thresholds.by_rate.push_back({gbps, k, kmax[gbps], pmax[gbps]});
     }
     if (kmax.size() != kmin.size() || pmax.size() != kmin.size())
@@ -324,7 +315,7 @@ Result<HpccExperiment> parse_hpcc_config(std::string_view text, const std::strin
       return Error{line_of(!has_win ? "HAS_WIN" : "VAR_WIN") + "HPCC is modelled with its window following its rate; use HAS_WIN 1, VAR_WIN 1"};
     e.cc = with("hpcc", hpcc);
   } else {
-    return Error{line_of("CC_MODE") + format_number(cc_mode) + " is not modelled: 1 (DCQCN) and 3 (HPCC) are"};
+    return Error{line_of("CC_MODE") + formatted("%.12g", cc_mode) + " is not modelled: 1 (DCQCN) and 3 (HPCC) are"};
   }
   return e;
 }
